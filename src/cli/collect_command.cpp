@@ -1,0 +1,127 @@
+// etwaudit collect: run a source into a database until it ends or is stopped.
+
+#include <cxxopts.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/format.h"
+#include "cli/platform.h"
+#include "core/error.h"
+#include "core/time_format.h"
+#include "sources/replay_source.h"
+#include "store/collection.h"
+#include "store/database.h"
+#include "store/event_writer.h"
+
+namespace etwaudit {
+namespace {
+
+std::unique_ptr<EventSource> make_source(const std::string& spec, OnBadInput on_bad_input) {
+  if (spec.rfind("replay:", 0) == 0) {
+    std::string path = spec.substr(7);
+    if (path.empty()) throw UsageError("--source replay: needs a file, e.g. --source replay:events.jsonl");
+    if (!std::filesystem::exists(path)) throw Error("replay file '" + path + "' does not exist");
+    return std::make_unique<ReplaySource>(path, on_bad_input, std::cerr);
+  }
+  if (spec.empty())
+    throw UsageError("no live source is available on this platform yet: give --source replay:FILE.jsonl");
+  throw UsageError("unknown source '" + spec + "' (expected replay:FILE.jsonl)");
+}
+
+std::uint64_t database_bytes(const std::string& path) {
+  std::uint64_t total = 0;
+  std::error_code error;
+  for (const char* suffix : {"", "-wal"}) {
+    auto size = std::filesystem::file_size(path + suffix, error);
+    if (!error) total += size;
+  }
+  return total;
+}
+
+}  // namespace
+
+int collect_command(int argc, const char* const* argv) {
+  cxxopts::Options options("etwaudit collect", "Record file activity into a database until the source ends, "
+                                               "Ctrl+C/SIGTERM, or --duration.");
+  // clang-format off
+  options.add_options()
+    ("source", "where events come from: replay:FILE.jsonl (one JSON event per line; see README)",
+      cxxopts::value<std::string>()->default_value(""))
+    ("db", "database to write (created if missing)", cxxopts::value<std::string>()->default_value("audit.db"))
+    ("duration", "stop after this long: 90s, 15m, 2h", cxxopts::value<std::string>())
+    ("batch-size", "commit a batch at this many events", cxxopts::value<std::size_t>()->default_value("50000"))
+    ("flush-ms", "...or this many ms after its first event", cxxopts::value<long>()->default_value("1000"))
+    ("queue-size", "events held between source and writer; more are dropped and counted",
+      cxxopts::value<std::size_t>()->default_value("262144"))
+    ("on-error", "a bad input record: stop (exit 1) or skip (count it and go on)",
+      cxxopts::value<std::string>()->default_value("stop"))
+    ("quiet", "no status line while collecting")
+    ("h,help", "show this help");
+  // clang-format on
+  auto args = options.parse(argc, argv);
+  if (args.count("help")) {
+    std::cout << options.help();
+    return 0;
+  }
+  if (!args.unmatched().empty()) throw UsageError("unexpected argument '" + args.unmatched().front() + "'");
+
+  CollectionOptions collection;
+  collection.batch.max_events = args["batch-size"].as<std::size_t>();
+  if (collection.batch.max_events == 0) throw UsageError("--batch-size must be at least 1");
+  long flush_ms = args["flush-ms"].as<long>();
+  if (flush_ms <= 0) throw UsageError("--flush-ms must be positive");
+  collection.batch.max_delay = std::chrono::milliseconds(flush_ms);
+  collection.queue_capacity = args["queue-size"].as<std::size_t>();
+  if (collection.queue_capacity < 16) throw UsageError("--queue-size must be at least 16");
+  if (args.count("duration")) {
+    auto ns = parse_duration(args["duration"].as<std::string>());
+    if (!ns) throw UsageError("--duration '" + args["duration"].as<std::string>() + "': expected e.g. 90s, 15m, 2h");
+    collection.duration = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(*ns));
+  }
+  const std::string on_error = args["on-error"].as<std::string>();
+  if (on_error != "stop" && on_error != "skip") throw UsageError("--on-error must be stop or skip, not '" + on_error + "'");
+
+  auto source = make_source(args["source"].as<std::string>(), on_error == "skip" ? OnBadInput::skip : OnBadInput::stop);
+  const std::string db_path = args["db"].as<std::string>();
+  WriteDatabase database(db_path);
+  Catalog catalog;
+  RunStats stats;
+  EventWriter writer(database.db(), catalog, SelfExclusion::for_database(db_path, source->is_live() ? current_pid() : 0));
+  writer.begin_run(source->description(), host_name());
+
+  install_stop_handlers();
+  collection.stop_requested = stop_requested;
+  const bool show_status = !args.count("quiet") && stderr_is_terminal();
+  std::uint64_t last_received = 0;
+  if (show_status) {
+    collection.on_progress = [&](const RunStats& s) {
+      const std::uint64_t received = s.received.load();
+      std::cerr << "\r\033[K" << with_thousands(received - last_received) << " events/s | written "
+                << with_thousands(s.written) << " | dropped " << with_thousands(s.dropped + s.lost)
+                << " | unresolved " << with_thousands(s.unresolved) << " | db "
+                << human_bytes(database_bytes(db_path)) << std::flush;
+      last_received = received;
+    };
+  }
+  const auto started = std::chrono::steady_clock::now();
+  CollectionResult result = run_collection(*source, catalog, writer, stats, collection);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (show_status) std::cerr << "\r\033[K";
+
+  char elapsed[32];
+  std::snprintf(elapsed, sizeof elapsed, "%.1f s", seconds);
+  std::cerr << "etwaudit collect: run " << writer.run_id() << " from " << source->description() << " ended after "
+            << elapsed << ": " << result.exit_reason << "\n"
+            << "  received " << with_thousands(stats.received) << ", written " << with_thousands(stats.written)
+            << ", dropped " << with_thousands(stats.dropped) << ", lost by source " << with_thousands(stats.lost)
+            << ", excluded " << with_thousands(stats.excluded) << ", unresolved " << with_thousands(stats.unresolved)
+            << ", bad input " << with_thousands(stats.bad_input) << "\n"
+            << "  database " << db_path << " (" << human_bytes(database_bytes(db_path)) << ")\n";
+  return result.failed ? 1 : 0;
+}
+
+}  // namespace etwaudit

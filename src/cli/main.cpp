@@ -1,0 +1,66 @@
+// etwaudit: which process read or wrote this file, when, and how much?
+
+#include <cxxopts.hpp>
+
+#include <cstring>
+#include <iostream>
+#include <string_view>
+
+#include "cli/commands.h"
+#include "core/error.h"
+
+namespace {
+
+struct Command {
+  std::string_view name;
+  std::string_view summary;
+  int (*run)(int argc, const char* const* argv);
+};
+
+constexpr Command commands[] = {
+    {"collect", "record file activity into a database", etwaudit::collect_command},
+    {"query", "answer questions from a database (reports and SQL)", etwaudit::query_command},
+};
+
+void print_usage(std::ostream& out) {
+  out << "etwaudit " ETWAUDIT_VERSION " - which process read or wrote this file, when, and how much?\n\n"
+         "usage: etwaudit <command> [options]\n\ncommands:\n";
+  for (const Command& command : commands) out << "  " << command.name << "\t" << command.summary << "\n";
+  out << "\n'etwaudit <command> --help' shows a command's options.\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    print_usage(std::cerr);
+    return 2;
+  }
+  std::string_view name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    print_usage(std::cout);
+    return 0;
+  }
+  if (name == "--version" || name == "-V") {
+    std::cout << "etwaudit " ETWAUDIT_VERSION "\n";
+    return 0;
+  }
+  for (const Command& command : commands) {
+    if (command.name != name) continue;
+    try {
+      return command.run(argc - 1, argv + 1);
+    } catch (const cxxopts::exceptions::exception& e) {
+      std::cerr << "etwaudit " << name << ": " << e.what() << "\n(see 'etwaudit " << name << " --help')\n";
+      return 2;
+    } catch (const etwaudit::UsageError& e) {
+      std::cerr << "etwaudit " << name << ": " << e.what() << "\n(see 'etwaudit " << name << " --help')\n";
+      return 2;
+    } catch (const std::exception& e) {
+      std::cerr << "etwaudit " << name << ": " << e.what() << "\n";
+      return 1;
+    }
+  }
+  std::cerr << "etwaudit: unknown command '" << name << "'\n\n";
+  print_usage(std::cerr);
+  return 2;
+}

@@ -1,0 +1,19 @@
+#pragma once
+// The few things the command line needs from the operating system.
+
+#include <cstdint>
+#include <string>
+
+namespace etwaudit {
+
+// Installs handlers so that Ctrl+C, SIGTERM (POSIX) or a console close or
+// shutdown (Windows) ask the program to stop instead of killing it.
+void install_stop_handlers();
+// The name of the signal or event that asked us to stop, or empty.
+std::string stop_requested();
+
+std::uint32_t current_pid();
+std::string host_name();
+bool stderr_is_terminal();
+
+}  // namespace etwaudit

@@ -1,0 +1,58 @@
+#include "core/catalog.h"
+
+#include <stdexcept>
+
+namespace etwaudit {
+
+Catalog::Catalog() {
+  m_paths.emplace_back();
+  m_path_ids.emplace(std::string(), 0);
+  m_processes.emplace_back();
+}
+
+std::uint32_t Catalog::intern_path(std::string_view path) {
+  if (auto found = m_path_ids.find(path); found != m_path_ids.end()) return found->second;
+  std::lock_guard lock(m_mutex);
+  const auto id = static_cast<std::uint32_t>(m_paths.size());
+  m_paths.emplace_back(path);
+  m_path_ids.emplace(std::string(path), id);
+  return id;
+}
+
+std::uint32_t Catalog::intern_process(std::uint32_t pid, std::int64_t start_time, std::string_view image,
+                                      std::string_view command_line) {
+  m_process_key.clear();
+  m_process_key.append(reinterpret_cast<const char*>(&pid), sizeof pid);
+  m_process_key.append(reinterpret_cast<const char*>(&start_time), sizeof start_time);
+  m_process_key.append(image);
+  if (auto found = m_process_ids.find(m_process_key); found != m_process_ids.end()) return found->second;
+  std::lock_guard lock(m_mutex);
+  const auto id = static_cast<std::uint32_t>(m_processes.size());
+  m_processes.push_back(ProcessInfo{pid, start_time, std::string(image), std::string(command_line)});
+  m_process_ids.emplace(m_process_key, id);
+  return id;
+}
+
+std::string Catalog::path(std::uint32_t id) const {
+  std::lock_guard lock(m_mutex);
+  if (id >= m_paths.size()) throw std::out_of_range("unknown path id " + std::to_string(id));
+  return m_paths[id];
+}
+
+ProcessInfo Catalog::process(std::uint32_t id) const {
+  std::lock_guard lock(m_mutex);
+  if (id >= m_processes.size()) throw std::out_of_range("unknown process id " + std::to_string(id));
+  return m_processes[id];
+}
+
+std::size_t Catalog::path_count() const {
+  std::lock_guard lock(m_mutex);
+  return m_paths.size();
+}
+
+std::size_t Catalog::process_count() const {
+  std::lock_guard lock(m_mutex);
+  return m_processes.size();
+}
+
+}  // namespace etwaudit

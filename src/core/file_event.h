@@ -1,0 +1,49 @@
+#pragma once
+// The portable event model every source produces and the store consumes.
+//
+// A FileEvent is small and fixed-size so that sources can hand it over without
+// allocating: strings (paths, process images) live in the Catalog and the event
+// carries their ids.
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace etwaudit {
+
+// Values are stored in events.op and listed in the ops table (sql/0001_initial.sql).
+// read and write are 0 and 1 because SQLite stores those two integers in no bytes.
+enum class Op : std::uint8_t {
+  read = 0,
+  write = 1,
+  open = 2,
+  close = 3,
+  cleanup = 4,
+  create = 5,
+  remove = 6,  // "delete" in the database
+  rename = 7,
+  set_info = 8,
+  flush = 9,
+  disk_read = 10,
+  disk_write = 11,
+  close_write = 12,
+};
+
+inline constexpr int op_count = 13;
+
+// The name stored in the ops table ("read", "delete", ...).
+std::string_view op_name(Op op);
+// The inverse of op_name; nullopt for an unknown name.
+std::optional<Op> op_from_name(std::string_view name);
+
+struct FileEvent {
+  std::int64_t time = 0;      // ns since 1970-01-01T00:00:00Z
+  std::int64_t offset = -1;   // byte offset in the file; -1 when the source does not say
+  std::int64_t size = -1;     // bytes transferred; -1 when the source does not say
+  std::uint32_t process = 0;  // Catalog process id
+  std::uint32_t path = 0;     // Catalog path id
+  std::uint32_t tid = 0;      // thread id; 0 when unknown
+  Op op = Op::read;           // what happened
+};
+
+}  // namespace etwaudit

@@ -1,0 +1,170 @@
+#include "core/time_format.h"
+
+#include <chrono>
+#include <cstdio>
+
+namespace etwaudit {
+namespace {
+
+// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
+constexpr std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const auto yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+struct CivilDate {
+  std::int64_t year;
+  unsigned month;
+  unsigned day;
+};
+
+constexpr CivilDate civil_from_days(std::int64_t z) {
+  z += 719468;
+  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const auto doe = static_cast<unsigned>(z - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  const unsigned d = doy - (153 * mp + 2) / 5 + 1;
+  const unsigned m = mp < 10 ? mp + 3 : mp - 9;
+  return {static_cast<std::int64_t>(yoe) + era * 400 + (m <= 2), m, d};
+}
+
+class Cursor {
+ public:
+  explicit Cursor(std::string_view text) : m_text(text) {}
+  bool digits(int count, int& value) {
+    value = 0;
+    for (int i = 0; i < count; ++i) {
+      if (m_pos >= m_text.size() || m_text[m_pos] < '0' || m_text[m_pos] > '9') return false;
+      value = value * 10 + (m_text[m_pos++] - '0');
+    }
+    return true;
+  }
+  bool accept(char c) {
+    if (m_pos < m_text.size() && m_text[m_pos] == c) {
+      ++m_pos;
+      return true;
+    }
+    return false;
+  }
+  bool at_digit() const { return m_pos < m_text.size() && m_text[m_pos] >= '0' && m_text[m_pos] <= '9'; }
+  bool at_end() const { return m_pos == m_text.size(); }
+
+ private:
+  std::string_view m_text;
+  std::size_t m_pos = 0;
+};
+
+bool is_leap(int year) { return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0; }
+
+int days_in_month(int year, int month) {
+  static constexpr int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return month == 2 && is_leap(year) ? 29 : days[month - 1];
+}
+
+}  // namespace
+
+std::optional<std::int64_t> parse_iso8601(std::string_view text) {
+  Cursor in(text);
+  int year, month, day, hour, minute, second;
+  if (!in.digits(4, year) || !in.accept('-') || !in.digits(2, month) || !in.accept('-') ||
+      !in.digits(2, day))
+    return std::nullopt;
+  if (!in.accept('T') && !in.accept('t') && !in.accept(' ')) return std::nullopt;
+  if (!in.digits(2, hour) || !in.accept(':') || !in.digits(2, minute) || !in.accept(':') ||
+      !in.digits(2, second))
+    return std::nullopt;
+  if (month < 1 || month > 12 || day < 1 || day > days_in_month(year, month) || hour > 23 ||
+      minute > 59 || second > 60)
+    return std::nullopt;
+  std::int64_t fraction_ns = 0;
+  if (in.accept('.') || in.accept(',')) {
+    if (!in.at_digit()) return std::nullopt;
+    std::int64_t scale = ns_per_second;
+    while (in.at_digit()) {
+      int digit;
+      in.digits(1, digit);
+      if (scale == 1) return std::nullopt;  // more than 9 digits
+      scale /= 10;
+      fraction_ns += digit * scale;
+    }
+  }
+  std::int64_t offset_seconds = 0;
+  if (in.accept('Z') || in.accept('z')) {
+  } else {
+    const bool plus = in.accept('+');
+    if (!plus && !in.accept('-')) return std::nullopt;
+    int offset_hours, offset_minutes = 0;
+    if (!in.digits(2, offset_hours)) return std::nullopt;
+    if (in.accept(':')) {
+      if (!in.digits(2, offset_minutes)) return std::nullopt;
+    } else if (in.at_digit() && !in.digits(2, offset_minutes)) {
+      return std::nullopt;
+    }
+    if (offset_hours > 23 || offset_minutes > 59) return std::nullopt;
+    offset_seconds = (offset_hours * 3600 + offset_minutes * 60) * (plus ? 1 : -1);
+  }
+  if (!in.at_end()) return std::nullopt;
+  const std::int64_t days = days_from_civil(year, month, day);
+  const std::int64_t seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset_seconds;
+  return seconds * ns_per_second + fraction_ns;
+}
+
+std::string format_iso8601(std::int64_t ns) {
+  std::int64_t seconds = ns / ns_per_second;
+  std::int64_t fraction = ns % ns_per_second;
+  if (fraction < 0) {
+    fraction += ns_per_second;
+    --seconds;
+  }
+  std::int64_t days = seconds / 86400;
+  std::int64_t second_of_day = seconds % 86400;
+  if (second_of_day < 0) {
+    second_of_day += 86400;
+    --days;
+  }
+  const CivilDate date = civil_from_days(days);
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%04lld-%02u-%02uT%02d:%02d:%02d.%07lldZ",
+                static_cast<long long>(date.year), date.month, date.day,
+                static_cast<int>(second_of_day / 3600), static_cast<int>(second_of_day / 60 % 60),
+                static_cast<int>(second_of_day % 60), static_cast<long long>(fraction / 100));
+  return buffer;
+}
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace etwaudit
+
+namespace etwaudit {
+
+std::optional<std::int64_t> parse_duration(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  std::int64_t unit = ns_per_second;
+  switch (text.back()) {
+    case 's': text.remove_suffix(1); break;
+    case 'm': unit = 60 * ns_per_second; text.remove_suffix(1); break;
+    case 'h': unit = ns_per_hour; text.remove_suffix(1); break;
+    case 'd': unit = 24 * ns_per_hour; text.remove_suffix(1); break;
+    default: break;
+  }
+  if (text.empty() || text.size() > 9) return std::nullopt;
+  std::int64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + (c - '0');
+  }
+  if (value == 0) return std::nullopt;
+  return value * unit;
+}
+
+}  // namespace etwaudit

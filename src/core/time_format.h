@@ -1,0 +1,35 @@
+#pragma once
+// UTC timestamps as integers (ns since 1970-01-01T00:00:00Z) and ISO-8601 text.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace etwaudit {
+
+inline constexpr std::int64_t ns_per_second = 1'000'000'000;
+inline constexpr std::int64_t ns_per_hour = 3600 * ns_per_second;
+
+// Parses "2026-12-02T10:15:30Z", "2026-12-02T10:15:30.1234567+01:00",
+// "2026-12-02 10:15:30Z" (space for T); up to 9 fractional digits. A time
+// without Z or an offset is refused: it would silently depend on the machine's
+// time zone. nullopt on anything else.
+std::optional<std::int64_t> parse_iso8601(std::string_view text);
+
+// "2026-12-02T10:15:30.1234567Z": 7 fractional digits, the resolution of
+// Windows timestamps.
+std::string format_iso8601(std::int64_t ns_since_epoch);
+
+// Current UTC time in ns since epoch.
+std::int64_t now_ns();
+
+}  // namespace etwaudit
+
+namespace etwaudit {
+
+// "90" (seconds), "90s", "15m", "2h", "7d" -> ns. nullopt for anything else,
+// including zero and negative durations.
+std::optional<std::int64_t> parse_duration(std::string_view text);
+
+}  // namespace etwaudit

@@ -1,0 +1,33 @@
+#pragma once
+// EventSource: where events come from (ETW, an .etl file, fanotify, a JSONL
+// replay). A source runs on its own thread, decodes what it receives into
+// FileEvents with Catalog ids, and hands them to the queue.
+
+#include <string>
+
+#include "core/bounded_queue.h"
+#include "core/catalog.h"
+#include "core/file_event.h"
+#include "core/run_stats.h"
+
+namespace etwaudit {
+
+class EventSource {
+ public:
+  virtual ~EventSource() = default;
+
+  // How the run record names it: "replay:events.jsonl", "etw", ...
+  virtual std::string description() const = 0;
+  // True when events come from this machine as they happen; the collector then
+  // leaves out its own process.
+  virtual bool is_live() const = 0;
+  // Delivers events until the input ends, stop() is called or an error ends
+  // it (see error()). Counts what it receives, loses or cannot decode in stats.
+  virtual void run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats& stats) = 0;
+  // Asks run() to return soon. Any thread.
+  virtual void stop() noexcept = 0;
+  // After run(): why it ended early, or empty.
+  virtual std::string error() const = 0;
+};
+
+}  // namespace etwaudit

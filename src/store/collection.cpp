@@ -1,0 +1,90 @@
+#include "store/collection.h"
+
+#include <atomic>
+#include <exception>
+#include <thread>
+
+#include "sources/event_source.h"
+#include "store/event_writer.h"
+
+namespace etwaudit {
+
+CollectionResult run_collection(EventSource& source, Catalog& catalog, EventWriter& writer, RunStats& stats,
+                                const CollectionOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  BoundedQueue<FileEvent> queue(options.queue_capacity);
+  std::atomic<bool> source_done{false}, collector_done{false};
+  std::exception_ptr source_failure, collector_failure;
+
+  std::thread source_thread([&] {
+    try {
+      source.run(queue, catalog, stats);
+    } catch (...) {
+      source_failure = std::current_exception();
+    }
+    source_done = true;
+  });
+  std::thread collector_thread([&] {
+    try {
+      Collector(queue, writer, stats, options.batch).run();
+    } catch (...) {
+      collector_failure = std::current_exception();
+      queue.close();  // unblocks a source waiting for room
+    }
+    collector_done = true;
+  });
+
+  CollectionResult result;
+  const auto started = Clock::now();
+  auto next_progress = started + std::chrono::seconds(1);
+  while (!source_done && !collector_done) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const auto now = Clock::now();
+    if (std::string reason = options.stop_requested ? options.stop_requested() : ""; !reason.empty()) {
+      result.exit_reason = "stopped by " + reason;
+      break;
+    }
+    if (options.duration && now - started >= *options.duration) {
+      result.exit_reason = "duration reached";
+      break;
+    }
+    if (options.on_progress && now >= next_progress) {
+      stats.dropped = queue.dropped();
+      options.on_progress(stats);
+      next_progress = now + std::chrono::seconds(1);
+    }
+  }
+
+  source.stop();
+  source_thread.join();
+  queue.close();
+  collector_thread.join();
+  stats.dropped = queue.dropped();
+
+  auto describe = [](const std::exception_ptr& failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    } catch (...) {
+      return std::string("unknown error");
+    }
+  };
+  if (collector_failure) {
+    result = {"write error: " + describe(collector_failure), true};
+  } else if (source_failure) {
+    result = {"source error: " + describe(source_failure), true};
+  } else if (std::string error = source.error(); !error.empty()) {
+    result = {"source error: " + error, true};
+  } else if (result.exit_reason.empty()) {
+    result.exit_reason = "end of input";
+  }
+  try {
+    writer.end_run(result.exit_reason, stats);
+  } catch (...) {
+    if (!result.failed) throw;  // the write error already reported is the one that matters
+  }
+  return result;
+}
+
+}  // namespace etwaudit

@@ -1,0 +1,43 @@
+#pragma once
+// run_collection: one collector run from start to stop.
+//
+// The source runs on one thread and the Collector on another; the calling
+// thread watches for the end (input exhausted, a stop request, the duration,
+// a failure), reports progress about once a second, then shuts down in order:
+// stop the source, close the queue, let the collector drain and commit what is
+// queued, and write the run record with the reason the run ended.
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "core/catalog.h"
+#include "core/run_stats.h"
+#include "store/collector.h"
+
+namespace etwaudit {
+
+class EventSource;
+class EventWriter;
+
+struct CollectionOptions {
+  BatchPolicy batch;                                    // when batches commit
+  std::size_t queue_capacity = 1 << 18;                 // events the queue holds before dropping
+  std::optional<std::chrono::milliseconds> duration;    // stop after this long
+  std::function<std::string()> stop_requested;          // non-empty: why to stop now
+  std::function<void(const RunStats&)> on_progress;     // called about once a second
+};
+
+struct CollectionResult {
+  std::string exit_reason;  // as stored in collector_runs.exit_reason
+  bool failed = false;      // the run ended because of an error
+};
+
+// writer must have begun its run. Never throws for source or write errors:
+// they end the run and are reported in the result.
+CollectionResult run_collection(EventSource& source, Catalog& catalog, EventWriter& writer, RunStats& stats,
+                                const CollectionOptions& options);
+
+}  // namespace etwaudit

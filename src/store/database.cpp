@@ -1,0 +1,165 @@
+#include "store/database.h"
+
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+#include <vector>
+
+#include "core/error.h"
+#include "store/embedded_sql.h"
+
+namespace etwaudit {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Migration {
+  int version;            // NNNN from the file name
+  std::string_view name;  // file name
+  std::string_view sql;   // its statements
+};
+
+// The embedded sql/NNNN_*.sql files in version order.
+const std::vector<Migration>& migrations() {
+  static const std::vector<Migration> list = [] {
+    std::vector<Migration> result;
+    for (const auto& file : embedded_sql_files()) {
+      if (file.name.find('/') != std::string_view::npos || file.name.size() < 5) continue;
+      int version = 0;
+      for (std::size_t i = 0; i < 4; ++i) {
+        char c = file.name[i];
+        if (c < '0' || c > '9') {
+          version = -1;
+          break;
+        }
+        version = version * 10 + (c - '0');
+      }
+      if (version > 0) result.push_back({version, file.name, file.text});
+    }
+    std::sort(result.begin(), result.end(),
+              [](const Migration& a, const Migration& b) { return a.version < b.version; });
+    return result;
+  }();
+  return list;
+}
+
+int user_version(SQLite::Database& db) { return db.execAndGet("PRAGMA user_version").getInt(); }
+
+bool has_tables(SQLite::Database& db) {
+  return db.execAndGet("SELECT count(*) FROM sqlite_schema").getInt() > 0;
+}
+
+void check_not_newer(SQLite::Database& db, int version) {
+  if (version > program_schema_version())
+    throw Error("database '" + db.getFilename() + "' has schema version " + std::to_string(version) +
+                ", newer than this etwaudit understands (" + std::to_string(program_schema_version()) +
+                "): use a newer etwaudit");
+}
+
+void remove_database_files(const std::string& path) {
+  std::error_code ignored;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(path + suffix, ignored);
+}
+
+// Says why a database file could not be created, in terms a user can act on.
+std::string explain_open_failure(const std::string& path, const std::string& sqlite_message) {
+  fs::path parent = fs::path(path).parent_path();
+  if (parent.empty()) parent = ".";
+  std::error_code error;
+  if (!fs::exists(parent, error)) return "directory '" + parent.string() + "' does not exist";
+  if (!fs::is_directory(parent, error)) return "'" + parent.string() + "' is not a directory";
+  return sqlite_message;
+}
+
+}  // namespace
+
+void configure_sqlite() {
+  // Before SQLite initialises: without this every allocation SQLite makes takes
+  // a global mutex to keep statistics nobody reads (a fifth of the insert cost).
+  static const bool configured = [] {
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    return true;
+  }();
+  (void)configured;
+}
+
+int program_schema_version() { return migrations().empty() ? 0 : migrations().back().version; }
+
+void migrate(SQLite::Database& db) {
+  int version = user_version(db);
+  check_not_newer(db, version);
+  if (version == 0 && has_tables(db))
+    throw Error("'" + db.getFilename() + "' is an SQLite database but not an etwaudit database");
+  for (const Migration& migration : migrations()) {
+    if (migration.version <= version) continue;
+    SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+    // Another process may have migrated while we waited for the write lock.
+    if (user_version(db) >= migration.version) continue;
+    try {
+      db.exec(std::string(migration.sql));
+    } catch (const SQLite::Exception& e) {
+      throw Error("migration " + std::string(migration.name) + " failed on '" + db.getFilename() +
+                  "': " + e.what());
+    }
+    db.exec("PRAGMA user_version = " + std::to_string(migration.version));
+    transaction.commit();
+  }
+}
+
+WriteDatabase::WriteDatabase(const std::string& path) : m_path(path) {
+  configure_sqlite();
+  std::error_code error;
+  const bool existed = fs::exists(path, error);
+  try {
+    try {
+      m_db = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE |
+                                                          SQLite::OPEN_NOMUTEX);
+    } catch (const SQLite::Exception& e) {
+      throw Error("cannot open database '" + path + "': " + explain_open_failure(path, e.what()));
+    }
+    if (!m_lock.try_lock(path))
+      throw Error("cannot open database '" + path +
+                  "': another etwaudit collector is writing to it (one collector per database)");
+    try {
+      m_db->exec("PRAGMA busy_timeout = 10000");
+      if (!existed) m_db->exec("PRAGMA page_size = 4096");
+      std::string mode = m_db->execAndGet("PRAGMA journal_mode = WAL").getString();
+      if (mode != "wal") throw Error("cannot open database '" + path + "': WAL mode unavailable (" + mode + ")");
+      m_db->exec("PRAGMA synchronous = NORMAL");
+      m_db->exec("PRAGMA cache_size = -32768");  // 32 MiB
+      m_db->exec("PRAGMA wal_autocheckpoint = 4096");
+      migrate(*m_db);
+    } catch (const SQLite::Exception& e) {
+      throw Error("cannot open database '" + path + "': " + e.what());
+    }
+  } catch (...) {
+    m_db.reset();
+    m_lock.unlock();
+    if (!existed) remove_database_files(path);
+    throw;
+  }
+}
+
+std::unique_ptr<SQLite::Database> open_read_only(const std::string& path) {
+  configure_sqlite();
+  std::error_code error;
+  if (!fs::exists(path, error)) throw Error("database '" + path + "' does not exist");
+  std::unique_ptr<SQLite::Database> db;
+  try {
+    db = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX);
+    db->exec("PRAGMA busy_timeout = 10000");
+    int version = user_version(*db);
+    check_not_newer(*db, version);
+    if (version == 0) throw Error("'" + path + "' is not an etwaudit database");
+  } catch (const SQLite::Exception& e) {
+    throw Error("cannot open database '" + path + "': " + e.what());
+  }
+  return db;
+}
+
+}  // namespace etwaudit

@@ -1,0 +1,56 @@
+#pragma once
+// Opening etwaudit databases and keeping their schema current.
+//
+// The schema is the ordered list of migrations sql/NNNN_*.sql, embedded in the
+// binary. PRAGMA user_version holds the number of the last one applied; each
+// migration runs in its own transaction together with the user_version update,
+// so a database is always at exactly one version. A database whose version is
+// newer than this program knows is refused rather than misread.
+
+#include <SQLiteCpp/Database.h>
+
+#include <memory>
+#include <string>
+
+#include "store/writer_lock.h"
+
+namespace etwaudit {
+
+// Process-wide SQLite settings; called by the open functions below, and by
+// anything else that opens SQLite, before it does.
+void configure_sqlite();
+
+// The schema version this program writes (the highest migration number).
+int program_schema_version();
+
+// Applies the migrations the database lacks. Throws Error for a database
+// newer than the program or a failing migration (which leaves it unchanged).
+void migrate(SQLite::Database& db);
+
+// Connections are opened without SQLite's per-connection mutex: each is used by
+// one thread at a time.
+//
+// The single write connection of a collector: WAL, synchronous=NORMAL, a busy
+// timeout, the schema migrated, and a lock that keeps a second collector out.
+class WriteDatabase {
+ public:
+  // Opens or creates path. Throws Error when the database cannot be opened or
+  // created, is used by another collector, or is newer than the program; a
+  // file this call created is removed again on failure.
+  explicit WriteDatabase(const std::string& path);
+
+  SQLite::Database& db() { return *m_db; }
+  const std::string& path() const { return m_path; }
+
+ private:
+  std::string m_path;
+  WriterLock m_lock;                   // released after the connection closes
+  std::unique_ptr<SQLite::Database> m_db;
+};
+
+// A read-only connection for queries. Throws Error when the file does not
+// exist (it is never created), is not an etwaudit database or is newer than
+// the program.
+std::unique_ptr<SQLite::Database> open_read_only(const std::string& path);
+
+}  // namespace etwaudit

@@ -1,0 +1,372 @@
+#include "store/event_writer.h"
+
+#include <SQLiteCpp/Transaction.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include "core/time_format.h"
+
+namespace etwaudit {
+namespace {
+
+std::int64_t floor_div(std::int64_t value, std::int64_t divisor) {
+  std::int64_t quotient = value / divisor;
+  return (value % divisor != 0 && (value < 0) != (divisor < 0)) ? quotient - 1 : quotient;
+}
+
+bool equal_ignoring_case(const std::string& a, const std::string& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+void bind_optional(SQLite::Statement& statement, int index, std::int64_t value, bool present) {
+  if (present)
+    statement.bind(index, static_cast<std::int64_t>(value));
+  else
+    statement.bind(index);
+}
+
+// activity's columns per Op: its event count and, where sizes mean bytes
+// moved, its byte total.
+struct OpColumns {
+  Op op;
+  const char* count;
+  const char* bytes;  // nullptr: sizes of this op are not summed
+};
+constexpr OpColumns op_columns[op_count] = {
+    {Op::read, "reads", "read_bytes"},
+    {Op::write, "writes", "write_bytes"},
+    {Op::open, "opens", nullptr},
+    {Op::close, "closes", nullptr},
+    {Op::cleanup, "cleanups", nullptr},
+    {Op::create, "creates", nullptr},
+    {Op::remove, "deletes", nullptr},
+    {Op::rename, "renames", nullptr},
+    {Op::set_info, "set_infos", nullptr},
+    {Op::flush, "flushes", nullptr},
+    {Op::disk_read, "disk_reads", "disk_read_bytes"},
+    {Op::disk_write, "disk_writes", "disk_write_bytes"},
+    {Op::close_write, "close_writes", nullptr},
+};
+constexpr bool op_columns_in_op_order() {
+  for (int i = 0; i < op_count; ++i)
+    if (static_cast<int>(op_columns[i].op) != i) return false;
+  return true;
+}
+static_assert(op_columns_in_op_order());
+
+// INSERT ... ON CONFLICT DO UPDATE adding every counter; parameters in the
+// order segment, process, file, events, first_id, last_id, then per op its
+// count and, where it has one, its bytes.
+std::string activity_upsert_sql() {
+  std::string columns = "segment_id, process_id, file_id, events, first_id, last_id";
+  std::string values = "?, ?, ?, ?, ?, ?";
+  std::string updates =
+      "events = events + excluded.events, first_id = min(first_id, excluded.first_id), "
+      "last_id = max(last_id, excluded.last_id)";
+  for (const OpColumns& op : op_columns) {
+    for (const char* column : {op.count, op.bytes}) {
+      if (!column) continue;
+      columns += std::string(", ") + column;
+      values += ", ?";
+      updates += std::string(", ") + column + " = " + column + " + excluded." + column;
+    }
+  }
+  return "INSERT INTO activity (" + columns + ") VALUES (" + values + ") ON CONFLICT (segment_id, process_id, file_id) "
+         "DO UPDATE SET " + updates;
+}
+
+}  // namespace
+
+SelfExclusion SelfExclusion::for_database(const std::string& database_path, std::uint32_t pid) {
+  SelfExclusion self;
+  self.pid = pid;
+  std::error_code error;
+  std::string absolute = std::filesystem::weakly_canonical(database_path, error).string();
+  if (error) absolute = database_path;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) self.paths.push_back(absolute + suffix);
+#ifdef _WIN32
+  self.ignore_case = true;
+#endif
+  return self;
+}
+
+bool SelfExclusion::excludes_path(const std::string& path) const {
+  for (const auto& own : paths) {
+    if (ignore_case ? equal_ignoring_case(own, path) : own == path) return true;
+  }
+  return false;
+}
+
+std::size_t EventWriter::ActivityKeyHash::operator()(const ActivityKey& key) const noexcept {
+  std::uint64_t h = static_cast<std::uint64_t>(key.segment_id) * 0x9E3779B97F4A7C15ull;
+  h ^= static_cast<std::uint64_t>(key.process_id) + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+  h ^= static_cast<std::uint64_t>(key.file_id) * 0xC2B2AE3D27D4EB4Full + (h << 6) + (h >> 2);
+  return static_cast<std::size_t>(h);
+}
+
+EventWriter::EventWriter(SQLite::Database& db, const Catalog& catalog, SelfExclusion self)
+    : m_db(db),
+      m_catalog(catalog),
+      m_self(std::move(self)),
+      m_insert_event(db,
+                     "INSERT INTO events (id, ts, process_id, tid, op, file_id, offset, size) "
+                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+      m_upsert_activity(db, activity_upsert_sql()),
+      m_upsert_segment(db,
+                       "INSERT OR REPLACE INTO segments (segment_id, hour, first_id, last_id, min_time, max_time, events) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?)"),
+      m_find_file(db, "SELECT file_id FROM files WHERE path = ? ORDER BY file_id LIMIT 1"),
+      m_find_unnamed_file(db,
+                          "SELECT file_id FROM files WHERE path IS NULL AND nt_path IS NULL AND file_key IS NULL "
+                          "ORDER BY file_id LIMIT 1"),
+      m_insert_file(db, "INSERT INTO files (path, name_source) VALUES (?, ?)"),
+      m_find_process(db,
+                     "SELECT process_id FROM processes WHERE pid = ? AND start_time IS ? AND image IS ? "
+                     "ORDER BY process_id LIMIT 1"),
+      m_insert_process(db, "INSERT INTO processes (pid, start_time, image, command_line) VALUES (?, ?, ?, ?)"),
+      m_update_run(db,
+                   "UPDATE collector_runs SET last_commit_at = ?, events_received = ?, events_written = ?, "
+                   "events_dropped = ?, events_lost = ?, events_excluded = ?, bad_input = ?, unresolved = ? "
+                   "WHERE run_id = ?") {
+  m_last_event_id = db.execAndGet("SELECT coalesce(max(id), 0) FROM events").getInt64();
+  m_last_segment_id = db.execAndGet("SELECT coalesce(max(segment_id), 0) FROM segments").getInt64();
+}
+
+void EventWriter::begin_run(const std::string& source, const std::string& host) {
+  SQLite::Transaction transaction(m_db);
+  // Runs that never recorded their end died (we hold the only writer lock).
+  m_db.exec(
+      "UPDATE collector_runs SET stopped_at = coalesce(last_commit_at, started_at), "
+      "exit_reason = 'interrupted (the collector stopped without closing its run)' "
+      "WHERE stopped_at IS NULL");
+  SQLite::Statement insert(m_db,
+                           "INSERT INTO collector_runs (source, host, pid, version, started_at) VALUES (?, ?, ?, ?, ?)");
+  insert.bind(1, source);
+  insert.bind(2, host);
+  insert.bind(3, static_cast<std::int64_t>(m_self.pid));
+  insert.bind(4, ETWAUDIT_VERSION);
+  insert.bind(5, static_cast<std::int64_t>(now_ns()));
+  insert.exec();
+  m_run_id = m_db.getLastInsertRowid();
+  transaction.commit();
+}
+
+std::int64_t EventWriter::lookup_or_insert_file(const std::string& path) {
+  SQLite::Statement& find = path.empty() ? m_find_unnamed_file : m_find_file;
+  find.reset();
+  if (!path.empty()) find.bind(1, path);
+  if (find.executeStep()) return find.getColumn(0).getInt64();
+  m_insert_file.reset();
+  if (path.empty()) {
+    m_insert_file.bind(1);
+    m_insert_file.bind(2, "none");
+  } else {
+    m_insert_file.bind(1, path);
+    m_insert_file.bind(2, "event");
+  }
+  m_insert_file.exec();
+  return m_db.getLastInsertRowid();
+}
+
+std::int64_t EventWriter::lookup_or_insert_process(const ProcessInfo& info) {
+  m_find_process.reset();
+  m_find_process.bind(1, static_cast<std::int64_t>(info.pid));
+  bind_optional(m_find_process, 2, info.start_time, info.start_time != 0);
+  if (info.image.empty())
+    m_find_process.bind(3);
+  else
+    m_find_process.bind(3, info.image);
+  if (m_find_process.executeStep()) return m_find_process.getColumn(0).getInt64();
+  m_insert_process.reset();
+  m_insert_process.bind(1, static_cast<std::int64_t>(info.pid));
+  bind_optional(m_insert_process, 2, info.start_time, info.start_time != 0);
+  if (info.image.empty())
+    m_insert_process.bind(3);
+  else
+    m_insert_process.bind(3, info.image);
+  if (info.command_line.empty())
+    m_insert_process.bind(4);
+  else
+    m_insert_process.bind(4, info.command_line);
+  m_insert_process.exec();
+  return m_db.getLastInsertRowid();
+}
+
+std::int64_t EventWriter::file_id(std::uint32_t path) {
+  if (path >= m_file_ids.size()) {
+    m_file_ids.resize(std::max<std::size_t>(path + 1, m_file_ids.size() * 2), 0);
+    m_file_unresolved.resize(m_file_ids.size(), 0);
+  }
+  std::int64_t& id = m_file_ids[path];
+  if (id == 0) {
+    std::string name = m_catalog.path(path);
+    if (m_self.excludes_path(name)) {
+      id = -1;
+    } else {
+      id = lookup_or_insert_file(name);
+      m_file_unresolved[path] = name.empty();
+    }
+  }
+  return id < 0 ? 0 : id;
+}
+
+std::int64_t EventWriter::process_id(std::uint32_t process) {
+  if (process >= m_process_ids.size())
+    m_process_ids.resize(std::max<std::size_t>(process + 1, m_process_ids.size() * 2), 0);
+  std::int64_t& id = m_process_ids[process];
+  if (id == 0) {
+    ProcessInfo info = m_catalog.process(process);
+    id = (m_self.pid != 0 && info.pid == m_self.pid) ? -1 : lookup_or_insert_process(info);
+  }
+  return id < 0 ? 0 : id;
+}
+
+void EventWriter::add_to_segment(std::int64_t id, std::int64_t time) {
+  const std::int64_t hour = floor_div(time, ns_per_hour);
+  if (m_segment.id == 0 || m_segment.events >= segment_capacity || m_segment.hour != hour) {
+    if (m_segment.id != 0) m_touched.push_back(m_segment);
+    m_segment = Segment{++m_last_segment_id, hour, id, id, time, time, 0};
+  }
+  m_segment.last_id = id;
+  m_segment.min_time = std::min(m_segment.min_time, time);
+  m_segment.max_time = std::max(m_segment.max_time, time);
+  ++m_segment.events;
+}
+
+void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
+  auto by_time = [](const FileEvent& a, const FileEvent& b) { return a.time < b.time; };
+  if (!std::is_sorted(batch.begin(), batch.end(), by_time))
+    std::stable_sort(batch.begin(), batch.end(), by_time);
+
+  std::uint64_t written = 0, excluded = 0, unresolved = 0;
+  const std::int64_t last_event_id_before = m_last_event_id;
+  const Segment segment_before = m_segment;
+  const std::int64_t last_segment_id_before = m_last_segment_id;
+  m_touched.clear();
+  m_activity.clear();
+  try {
+    SQLite::Transaction transaction(m_db);
+    // Names and processes first: their inserts are rare, and doing them before
+    // the event loop keeps that loop to one prepared statement.
+    for (const FileEvent& event : batch) {
+      file_id(event.path);
+      process_id(event.process);
+    }
+    for (const FileEvent& event : batch) {
+      const std::int64_t file = file_id(event.path);
+      const std::int64_t process = process_id(event.process);
+      if (file == 0 || process == 0) {
+        ++excluded;
+        continue;
+      }
+      const std::int64_t id = std::max(event.time, m_last_event_id + 1);
+      m_last_event_id = id;
+      m_insert_event.bind(1, static_cast<std::int64_t>(id));
+      bind_optional(m_insert_event, 2, event.time, id != event.time);
+      m_insert_event.bind(3, static_cast<std::int64_t>(process));
+      bind_optional(m_insert_event, 4, event.tid, event.tid != 0);
+      m_insert_event.bind(5, static_cast<int>(event.op));
+      m_insert_event.bind(6, static_cast<std::int64_t>(file));
+      bind_optional(m_insert_event, 7, event.offset, event.offset >= 0);
+      bind_optional(m_insert_event, 8, event.size, event.size >= 0);
+      m_insert_event.exec();
+      m_insert_event.reset();
+
+      add_to_segment(id, event.time);
+      ActivityTotals& totals = m_activity[ActivityKey{m_segment.id, process, file}];
+      if (totals.events == 0) totals.first_id = id;
+      ++totals.events;
+      totals.last_id = id;
+      const auto op = static_cast<std::size_t>(event.op);
+      ++totals.count[op];
+      totals.bytes[op] += event.size > 0 ? event.size : 0;
+      ++written;
+      unresolved += m_file_unresolved[event.path];
+    }
+    if (m_segment.id != 0) m_touched.push_back(m_segment);
+
+    for (const auto& [key, totals] : m_activity) {
+      int index = 0;
+      m_upsert_activity.bind(++index, static_cast<std::int64_t>(key.segment_id));
+      m_upsert_activity.bind(++index, static_cast<std::int64_t>(key.process_id));
+      m_upsert_activity.bind(++index, static_cast<std::int64_t>(key.file_id));
+      m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.events));
+      m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.first_id));
+      m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.last_id));
+      for (int op = 0; op < op_count; ++op) {
+        m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.count[op]));
+        if (op_columns[op].bytes) m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.bytes[op]));
+      }
+      m_upsert_activity.exec();
+      m_upsert_activity.reset();
+    }
+    for (const Segment& segment : m_touched) {
+      if (segment.events == 0) continue;
+      m_upsert_segment.bind(1, static_cast<std::int64_t>(segment.id));
+      m_upsert_segment.bind(2, static_cast<std::int64_t>(segment.hour));
+      m_upsert_segment.bind(3, static_cast<std::int64_t>(segment.first_id));
+      m_upsert_segment.bind(4, static_cast<std::int64_t>(segment.last_id));
+      m_upsert_segment.bind(5, static_cast<std::int64_t>(segment.min_time));
+      m_upsert_segment.bind(6, static_cast<std::int64_t>(segment.max_time));
+      m_upsert_segment.bind(7, static_cast<std::int64_t>(segment.events));
+      m_upsert_segment.exec();
+      m_upsert_segment.reset();
+    }
+    save_run_counters(stats, written, excluded, unresolved);
+    transaction.commit();
+  } catch (...) {
+    // Nothing of the batch is in the database: forget what it changed in memory.
+    m_last_event_id = last_event_id_before;
+    m_segment = segment_before;
+    m_last_segment_id = last_segment_id_before;
+    // Files and processes inserted by the batch were rolled back with it.
+    std::fill(m_file_ids.begin(), m_file_ids.end(), 0);
+    std::fill(m_process_ids.begin(), m_process_ids.end(), 0);
+    m_insert_event.tryReset();
+    m_upsert_activity.tryReset();
+    m_upsert_segment.tryReset();
+    throw;
+  }
+  stats.written += written;
+  stats.excluded += excluded;
+  stats.unresolved += unresolved;
+  stats.batches += 1;
+}
+
+void EventWriter::save_run_counters(const RunStats& stats, std::uint64_t written, std::uint64_t excluded,
+                                    std::uint64_t unresolved) {
+  m_update_run.reset();
+  m_update_run.bind(1, static_cast<std::int64_t>(now_ns()));
+  m_update_run.bind(2, static_cast<std::int64_t>(stats.received.load()));
+  m_update_run.bind(3, static_cast<std::int64_t>(stats.written.load() + written));
+  m_update_run.bind(4, static_cast<std::int64_t>(stats.dropped.load()));
+  m_update_run.bind(5, static_cast<std::int64_t>(stats.lost.load()));
+  m_update_run.bind(6, static_cast<std::int64_t>(stats.excluded.load() + excluded));
+  m_update_run.bind(7, static_cast<std::int64_t>(stats.bad_input.load()));
+  m_update_run.bind(8, static_cast<std::int64_t>(stats.unresolved.load() + unresolved));
+  m_update_run.bind(9, static_cast<std::int64_t>(m_run_id));
+  m_update_run.exec();
+}
+
+void EventWriter::heartbeat(const RunStats& stats) {
+  SQLite::Transaction transaction(m_db);
+  save_run_counters(stats, 0, 0, 0);
+  transaction.commit();
+}
+
+void EventWriter::end_run(const std::string& exit_reason, const RunStats& stats) {
+  SQLite::Transaction transaction(m_db);
+  save_run_counters(stats, 0, 0, 0);
+  SQLite::Statement close_run(m_db, "UPDATE collector_runs SET stopped_at = ?, exit_reason = ? WHERE run_id = ?");
+  close_run.bind(1, static_cast<std::int64_t>(now_ns()));
+  close_run.bind(2, exit_reason);
+  close_run.bind(3, static_cast<std::int64_t>(m_run_id));
+  close_run.exec();
+  transaction.commit();
+}
+
+}  // namespace etwaudit

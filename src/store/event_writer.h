@@ -1,0 +1,125 @@
+#pragma once
+// EventWriter: turns batches of FileEvents into rows, one transaction a batch.
+//
+// For each event it finds the database ids of its file and process (interning
+// new ones), gives it a time-ordered events.id, appends the row, and adds it
+// to the open segment and to the per-batch activity rollup. At the end of the
+// batch it upserts the touched segments and activity rows and the run's
+// counters, and commits. The layout and why it is shaped this way are
+// described at the top of sql/0001_initial.sql.
+//
+// All statements are prepared once. Only the collector thread calls it.
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/catalog.h"
+#include "core/file_event.h"
+#include "core/run_stats.h"
+
+namespace etwaudit {
+
+// What the collector must never record: itself. Without this a collector would
+// record its own database writes, which cause more writes, without end.
+struct SelfExclusion {
+  std::uint32_t pid = 0;            // our own pid (live sources only; 0 = none)
+  std::vector<std::string> paths;   // our database and its -wal, -shm and -journal files
+  bool ignore_case = false;         // compare paths without regard to case (Windows)
+
+  // The exclusion for a collector writing database_path from process pid.
+  static SelfExclusion for_database(const std::string& database_path, std::uint32_t pid);
+  bool excludes_path(const std::string& path) const;
+};
+
+// Events per segment at most; bounds the rows a located range can hold.
+inline constexpr std::int64_t segment_capacity = 65536;
+
+class EventWriter {
+ public:
+  EventWriter(SQLite::Database& db, const Catalog& catalog, SelfExclusion self);
+
+  // Inserts this run's collector_runs row (and closes the rows of runs that
+  // died without closing their own: we hold the only writer lock).
+  void begin_run(const std::string& source, const std::string& host);
+  // Writes batch (sorted in place by time) and the run counters in stats in one
+  // transaction; afterwards adds what it wrote to stats.
+  void write_batch(std::vector<FileEvent>& batch, RunStats& stats);
+  // Commits the run counters alone, so a quiet run still shows it is alive.
+  void heartbeat(const RunStats& stats);
+  // Records how the run ended.
+  void end_run(const std::string& exit_reason, const RunStats& stats);
+
+  std::int64_t run_id() const { return m_run_id; }
+
+ private:
+  struct Segment {
+    std::int64_t id = 0;        // segments.segment_id; 0 = none open
+    std::int64_t hour = 0;      // hours since epoch of every event in it
+    std::int64_t first_id = 0;  // events.id bounds
+    std::int64_t last_id = 0;
+    std::int64_t min_time = 0;  // exact time bounds
+    std::int64_t max_time = 0;
+    std::int64_t events = 0;
+  };
+
+  struct ActivityKey {
+    std::int64_t segment_id;
+    std::int64_t process_id;
+    std::int64_t file_id;
+    bool operator==(const ActivityKey&) const = default;
+  };
+  struct ActivityKeyHash {
+    std::size_t operator()(const ActivityKey& key) const noexcept;
+  };
+  struct ActivityTotals {
+    std::int64_t events = 0;
+    std::int64_t first_id = 0;
+    std::int64_t last_id = 0;
+    std::int64_t count[op_count] = {};  // events per Op
+    std::int64_t bytes[op_count] = {};  // bytes per Op (read, write, disk_read, disk_write)
+  };
+
+  // Database id for a Catalog id; 0 when the item is excluded.
+  std::int64_t file_id(std::uint32_t path);
+  std::int64_t process_id(std::uint32_t process);
+  std::int64_t lookup_or_insert_file(const std::string& path);
+  std::int64_t lookup_or_insert_process(const ProcessInfo& info);
+
+  void add_to_segment(std::int64_t id, std::int64_t time);
+  void save_run_counters(const RunStats& stats, std::uint64_t written, std::uint64_t excluded,
+                         std::uint64_t unresolved);
+
+  SQLite::Database& m_db;
+  const Catalog& m_catalog;
+  SelfExclusion m_self;
+  std::int64_t m_run_id = 0;
+  std::int64_t m_last_event_id = 0;    // ids only grow
+  std::int64_t m_last_segment_id = 0;  // highest segment id in the database
+  Segment m_segment;                   // the open segment
+  std::vector<Segment> m_touched;      // segments changed by the current batch
+
+  // Catalog id -> database id (0 = not looked up yet, -1 = excluded).
+  std::vector<std::int64_t> m_file_ids;
+  std::vector<char> m_file_unresolved;  // the file has no name
+  std::vector<std::int64_t> m_process_ids;
+
+  std::unordered_map<ActivityKey, ActivityTotals, ActivityKeyHash> m_activity;  // this batch
+
+  SQLite::Statement m_insert_event;
+  SQLite::Statement m_upsert_activity;
+  SQLite::Statement m_upsert_segment;
+  SQLite::Statement m_find_file;
+  SQLite::Statement m_find_unnamed_file;
+  SQLite::Statement m_insert_file;
+  SQLite::Statement m_find_process;
+  SQLite::Statement m_insert_process;
+  SQLite::Statement m_update_run;
+};
+
+}  // namespace etwaudit

@@ -1,0 +1,293 @@
+// etwaudit-bench: how fast the store is, against the bare SQLite limit of this
+// machine, measured in one run on one event stream (see stream.h).
+//
+//   (a) bare    plain INSERT loop into a table without indexes: the practical
+//               limit of SQLite on this machine
+//   (b) naive   the same loop into the same table with the three B-tree indexes
+//               a first design would add: (process, ts), (file, ts), (ts)
+//   (c) etwaudit the real pipeline: a source thread interning paths and
+//               processes, the bounded queue, the collector thread and the
+//               EventWriter into the real schema
+//
+// (a) and (b) time only the database work; (c) times the whole run, wall clock.
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
+#include <cxxopts.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#ifndef _WIN32
+#include <sys/resource.h>
+#include <unistd.h>
+#endif
+
+#include "core/catalog.h"
+#include "sources/event_source.h"
+#include "store/collection.h"
+#include "store/database.h"
+#include "store/event_writer.h"
+#include "stream.h"
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double cpu_seconds() {
+#ifndef _WIN32
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+#else
+  return 0;
+#endif
+}
+
+double peak_rss_mb() {
+#ifndef _WIN32
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024.0;
+#else
+  return 0;
+#endif
+}
+
+double current_rss_mb() {
+  std::ifstream statm("/proc/self/statm");
+  long pages_total = 0, pages_resident = 0;
+  if (!(statm >> pages_total >> pages_resident)) return 0;
+  return pages_resident * (sysconf(_SC_PAGESIZE) / 1048576.0);
+}
+
+std::uint64_t database_bytes(const std::string& path) {
+  std::uint64_t total = 0;
+  std::error_code error;
+  for (const char* suffix : {"", "-wal"}) {
+    auto size = fs::file_size(path + suffix, error);
+    if (!error) total += size;
+  }
+  return total;
+}
+
+// Moves the WAL into the database file so that its size is the size on disk.
+void checkpoint(const std::string& path) {
+  SQLite::Database db(path, SQLite::OPEN_READWRITE);
+  db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+}
+
+struct PhaseResult {
+  double seconds = 0;
+  double cpu = 0;
+  std::uint64_t bytes = 0;
+};
+
+// (a) and (b): the same rows, integer ids for files and processes.
+PhaseResult bare_insert(const std::string& path, const bench::StreamShape& shape, std::uint64_t events,
+                        std::size_t batch_size, bool with_indexes) {
+  fs::remove(path);
+  etwaudit::configure_sqlite();  // the same process-wide settings as etwaudit's own connections
+  SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE | SQLite::OPEN_NOMUTEX);
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = NORMAL");
+  db.exec("PRAGMA cache_size = -32768");
+  db.exec(
+      "CREATE TABLE ev (ts INTEGER, process_id INTEGER, tid INTEGER, op INTEGER, file_id INTEGER, "
+      "offset INTEGER, size INTEGER)");
+  if (with_indexes) {
+    db.exec("CREATE INDEX ev_process ON ev (process_id, ts)");
+    db.exec("CREATE INDEX ev_file ON ev (file_id, ts)");
+    db.exec("CREATE INDEX ev_ts ON ev (ts)");
+  }
+  SQLite::Statement insert(db, "INSERT INTO ev VALUES (?, ?, ?, ?, ?, ?, ?)");
+  bench::Stream stream(shape);
+  std::vector<bench::StreamEvent> batch;
+  PhaseResult result;
+  for (std::uint64_t done = 0; done < events;) {
+    batch.clear();
+    for (; batch.size() < batch_size && done < events; ++done) batch.push_back(stream.next());
+    const auto started = Clock::now();
+    const double cpu_started = cpu_seconds();
+    SQLite::Transaction transaction(db);
+    for (const auto& event : batch) {
+      insert.bind(1, static_cast<std::int64_t>(event.time));
+      insert.bind(2, static_cast<std::int64_t>(event.process + 1));
+      insert.bind(3, static_cast<std::int64_t>(event.tid));
+      insert.bind(4, static_cast<int>(event.op));
+      insert.bind(5, static_cast<std::int64_t>(event.file + 1));
+      if (event.offset >= 0) insert.bind(6, static_cast<std::int64_t>(event.offset)); else insert.bind(6);
+      if (event.size >= 0) insert.bind(7, static_cast<std::int64_t>(event.size)); else insert.bind(7);
+      insert.exec();
+      insert.reset();
+    }
+    transaction.commit();
+    result.seconds += std::chrono::duration<double>(Clock::now() - started).count();
+    result.cpu += cpu_seconds() - cpu_started;
+  }
+  db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  result.bytes = database_bytes(path);
+  return result;
+}
+
+// (c): the stream as an EventSource, interning strings like a real source.
+class StreamSource final : public etwaudit::EventSource {
+ public:
+  StreamSource(const bench::StreamShape& shape, std::uint64_t events) : m_stream(shape), m_events(events) {}
+  std::string description() const override { return "benchmark"; }
+  bool is_live() const override { return false; }
+  void run(etwaudit::BoundedQueue<etwaudit::FileEvent>& queue, etwaudit::Catalog& catalog,
+           etwaudit::RunStats& stats) override {
+    const auto& paths = m_stream.paths();
+    const auto& processes = m_stream.processes();
+    for (std::uint64_t i = 0; i < m_events && !m_stop; ++i) {
+      const bench::StreamEvent next = m_stream.next();
+      const bench::StreamProcess& process = processes[next.process];
+      etwaudit::FileEvent event;
+      event.time = next.time;
+      event.offset = next.offset;
+      event.size = next.size;
+      event.tid = next.tid;
+      event.op = static_cast<etwaudit::Op>(next.op);
+      event.path = catalog.intern_path(paths[next.file]);
+      event.process = catalog.intern_process(process.pid, process.start_time, process.image);
+      stats.received.fetch_add(1, std::memory_order_relaxed);
+      if (!queue.push_waiting(event)) break;
+      if ((i & 0xFFFF) == 0) m_progress = i;
+    }
+  }
+  void stop() noexcept override { m_stop = true; }
+  std::string error() const override { return {}; }
+  std::uint64_t progress() const { return m_progress; }
+
+ private:
+  bench::Stream m_stream;
+  std::uint64_t m_events;
+  std::atomic<bool> m_stop{false};
+  std::atomic<std::uint64_t> m_progress{0};
+};
+
+PhaseResult pipeline(const std::string& path, const bench::StreamShape& shape, std::uint64_t events,
+                     std::size_t batch_size, std::vector<double>& rss_samples) {
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path + suffix);
+  PhaseResult result;
+  const auto started = Clock::now();
+  const double cpu_started = cpu_seconds();
+  {
+    etwaudit::WriteDatabase database(path);
+    etwaudit::Catalog catalog;
+    etwaudit::RunStats stats;
+    etwaudit::EventWriter writer(database.db(), catalog, etwaudit::SelfExclusion::for_database(path, 0));
+    writer.begin_run("benchmark", "");
+    StreamSource source(shape, events);
+    etwaudit::CollectionOptions options;
+    options.batch.max_events = batch_size;
+    std::uint64_t next_sample = events / 4;
+    options.on_progress = [&](const etwaudit::RunStats& s) {
+      if (s.written >= next_sample) {
+        rss_samples.push_back(current_rss_mb());
+        next_sample += events / 4;
+      }
+    };
+    auto outcome = etwaudit::run_collection(source, catalog, writer, stats, options);
+    if (outcome.failed) throw std::runtime_error(outcome.exit_reason);
+    if (stats.written != events) throw std::runtime_error("pipeline wrote " + std::to_string(stats.written.load()) + " events");
+    rss_samples.push_back(current_rss_mb());
+  }
+  result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  result.cpu = cpu_seconds() - cpu_started;
+  checkpoint(path);
+  result.bytes = database_bytes(path);
+  return result;
+}
+
+void print_phase(const char* name, const PhaseResult& result, std::uint64_t events) {
+  std::printf("%-10s %10.0f events/s  %7.2f s  cpu %5.2f us/event  %6.1f bytes/event\n", name,
+              events / result.seconds, result.seconds, result.cpu * 1e6 / events,
+              static_cast<double>(result.bytes) / events);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cxxopts::Options options("etwaudit-bench",
+                           "Measures the etwaudit store against bare SQLite on one synthetic stream.\n\n"
+                           "The stream models a busy machine: a few hundred processes with Zipf activity working\n"
+                           "in bursts, each on its own Zipf-popular files plus files all share (DLLs, fonts), in\n"
+                           "runs of sequential reads or writes framed by open/close; time only moves forward.");
+  // clang-format off
+  options.add_options()
+    ("events", "events in the stream", cxxopts::value<std::uint64_t>()->default_value("10000000"))
+    ("processes", "distinct processes", cxxopts::value<std::size_t>()->default_value("300"))
+    ("files", "distinct paths", cxxopts::value<std::size_t>()->default_value("50000"))
+    ("rate", "events per simulated second", cxxopts::value<double>()->default_value("2000"))
+    ("batch-size", "events per transaction, in all three runs", cxxopts::value<std::size_t>()->default_value("50000"))
+    ("db", "keep the database of the etwaudit run here (for query benchmarks)", cxxopts::value<std::string>())
+    ("dir", "directory for the benchmark databases", cxxopts::value<std::string>())
+    ("skip-naive", "skip (b), the slow indexed insert")
+    ("h,help", "show this help");
+  // clang-format on
+  try {
+    auto args = options.parse(argc, argv);
+    if (args.count("help")) {
+      std::cout << options.help();
+      return 0;
+    }
+    bench::StreamShape shape;
+    shape.processes = args["processes"].as<std::size_t>();
+    shape.files = args["files"].as<std::size_t>();
+    shape.rate = args["rate"].as<double>();
+    const std::uint64_t events = args["events"].as<std::uint64_t>();
+    const std::size_t batch_size = args["batch-size"].as<std::size_t>();
+    if (events == 0 || batch_size == 0 || shape.processes == 0 || shape.files < shape.processes || shape.rate <= 0) {
+      std::cerr << "etwaudit-bench: --events and --batch-size must be positive, --files >= --processes > 0\n";
+      return 2;
+    }
+    const fs::path dir = args.count("dir") ? fs::path(args["dir"].as<std::string>())
+                                           : fs::temp_directory_path() / ("etwaudit-bench-" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    const std::string pipeline_db = args.count("db") ? args["db"].as<std::string>() : (dir / "etwaudit.db").string();
+
+    std::printf("stream: %llu events, %zu processes, %zu files, %.0f events/s simulated, batches of %zu\n",
+                static_cast<unsigned long long>(events), shape.processes, shape.files, shape.rate, batch_size);
+    std::vector<double> rss_samples;
+    const PhaseResult c = pipeline(pipeline_db, shape, events, batch_size, rss_samples);
+    const double peak_rss = peak_rss_mb();
+    const PhaseResult a = bare_insert((dir / "bare.db").string(), shape, events, batch_size, false);
+    PhaseResult b;
+    const bool naive = !args.count("skip-naive");
+    if (naive) b = bare_insert((dir / "naive.db").string(), shape, events, batch_size, true);
+
+    print_phase("(a) bare", a, events);
+    if (naive) print_phase("(b) naive", b, events);
+    print_phase("(c) etwaudit", c, events);
+    const double c_eps = events / c.seconds;
+    std::printf("ratio c/a %.2f", c_eps / (events / a.seconds));
+    if (naive) std::printf("   ratio c/b %.2f", c_eps / (events / b.seconds));
+    std::printf("\nrss during (c) at 25/50/75/100%%:");
+    for (double mb : rss_samples) std::printf(" %.0f", mb);
+    std::printf(" MB; peak %.0f MB\n", peak_rss);
+    std::printf("pipeline_eps=%.0f ratio_vs_bare=%.2f bytes_per_event=%.1f peak_rss_mb=%.0f\n", c_eps,
+                c_eps / (events / a.seconds), static_cast<double>(c.bytes) / events, peak_rss);
+
+    for (const char* name : {"bare.db", "naive.db"}) {
+      for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(dir / (std::string(name) + suffix));
+    }
+    if (!args.count("db")) {
+      for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(pipeline_db + suffix);
+    }
+    if (!args.count("dir")) fs::remove(dir);
+  } catch (const std::exception& e) {
+    std::cerr << "etwaudit-bench: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
