@@ -79,6 +79,14 @@ std::string activity_upsert_sql() {
          "DO UPDATE SET " + updates;
 }
 
+// INSERT of `rows` events in one statement: one statement execution per row
+// would spend more time starting and finishing the statement than inserting.
+std::string event_insert_sql(int rows) {
+  std::string sql = "INSERT INTO events (id, ts, process_id, tid, op, file_id, offset, size) VALUES ";
+  for (int i = 0; i < rows; ++i) sql += i ? ", (?, ?, ?, ?, ?, ?, ?, ?)" : "(?, ?, ?, ?, ?, ?, ?, ?)";
+  return sql;
+}
+
 }  // namespace
 
 SelfExclusion SelfExclusion::for_database(const std::string& database_path, std::uint32_t pid) {
@@ -112,9 +120,8 @@ EventWriter::EventWriter(SQLite::Database& db, const Catalog& catalog, SelfExclu
     : m_db(db),
       m_catalog(catalog),
       m_self(std::move(self)),
-      m_insert_event(db,
-                     "INSERT INTO events (id, ts, process_id, tid, op, file_id, offset, size) "
-                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+      m_insert_event(db, event_insert_sql(1)),
+      m_insert_events(db, event_insert_sql(rows_per_insert)),
       m_upsert_activity(db, activity_upsert_sql()),
       m_upsert_segment(db,
                        "INSERT OR REPLACE INTO segments (segment_id, hour, first_id, last_id, min_time, max_time, events) "
@@ -237,6 +244,32 @@ void EventWriter::add_to_segment(std::int64_t id, std::int64_t time) {
   ++m_segment.events;
 }
 
+void EventWriter::insert_pending() {
+  if (m_pending_count == 0) return;
+  const bool full = m_pending_count == rows_per_insert;
+  // A short tail goes in row by row; it happens once a batch.
+  for (int start = 0; start < m_pending_count; start += full ? rows_per_insert : 1) {
+    SQLite::Statement& insert = full ? m_insert_events : m_insert_event;
+    const int rows = full ? rows_per_insert : 1;
+    for (int row = 0; row < rows; ++row) {
+      const EventRow& pending = m_pending[start + row];
+      const FileEvent& event = *pending.event;
+      const int base = row * 8;
+      insert.bind(base + 1, pending.id);
+      bind_optional(insert, base + 2, event.time, pending.id != event.time);
+      insert.bind(base + 3, pending.process_id);
+      bind_optional(insert, base + 4, event.tid, event.tid != 0);
+      insert.bind(base + 5, static_cast<int>(event.op));
+      insert.bind(base + 6, pending.file_id);
+      bind_optional(insert, base + 7, event.offset, event.offset >= 0);
+      bind_optional(insert, base + 8, event.size, event.size >= 0);
+    }
+    insert.exec();
+    insert.reset();
+  }
+  m_pending_count = 0;
+}
+
 void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
   auto by_time = [](const FileEvent& a, const FileEvent& b) { return a.time < b.time; };
   if (!std::is_sorted(batch.begin(), batch.end(), by_time))
@@ -265,16 +298,8 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
       }
       const std::int64_t id = std::max(event.time, m_last_event_id + 1);
       m_last_event_id = id;
-      m_insert_event.bind(1, static_cast<std::int64_t>(id));
-      bind_optional(m_insert_event, 2, event.time, id != event.time);
-      m_insert_event.bind(3, static_cast<std::int64_t>(process));
-      bind_optional(m_insert_event, 4, event.tid, event.tid != 0);
-      m_insert_event.bind(5, static_cast<int>(event.op));
-      m_insert_event.bind(6, static_cast<std::int64_t>(file));
-      bind_optional(m_insert_event, 7, event.offset, event.offset >= 0);
-      bind_optional(m_insert_event, 8, event.size, event.size >= 0);
-      m_insert_event.exec();
-      m_insert_event.reset();
+      m_pending[m_pending_count++] = EventRow{id, process, file, &event};
+      if (m_pending_count == rows_per_insert) insert_pending();
 
       add_to_segment(id, event.time);
       ActivityTotals& totals = m_activity[ActivityKey{m_segment.id, process, file}];
@@ -287,6 +312,7 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
       ++written;
       unresolved += m_file_unresolved[event.path];
     }
+    insert_pending();
     if (m_segment.id != 0) m_touched.push_back(m_segment);
 
     for (const auto& [key, totals] : m_activity) {
@@ -326,7 +352,9 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
     // Files and processes inserted by the batch were rolled back with it.
     std::fill(m_file_ids.begin(), m_file_ids.end(), 0);
     std::fill(m_process_ids.begin(), m_process_ids.end(), 0);
+    m_pending_count = 0;
     m_insert_event.tryReset();
+    m_insert_events.tryReset();
     m_upsert_activity.tryReset();
     m_upsert_segment.tryReset();
     throw;

@@ -91,6 +91,8 @@ class EventWriter {
   std::int64_t lookup_or_insert_file(const std::string& path);
   std::int64_t lookup_or_insert_process(const ProcessInfo& info);
 
+  // Inserts the rows in m_pending.
+  void insert_pending();
   void add_to_segment(std::int64_t id, std::int64_t time);
   void save_run_counters(const RunStats& stats, std::uint64_t written, std::uint64_t excluded,
                          std::uint64_t unresolved);
@@ -111,7 +113,19 @@ class EventWriter {
 
   std::unordered_map<ActivityKey, ActivityTotals, ActivityKeyHash> m_activity;  // this batch
 
-  SQLite::Statement m_insert_event;
+  // Events waiting for a multi-row INSERT.
+  static constexpr int rows_per_insert = 32;
+  struct EventRow {
+    std::int64_t id;          // events.id
+    std::int64_t process_id;  // database ids
+    std::int64_t file_id;
+    const FileEvent* event;   // the rest, from the batch
+  };
+  EventRow m_pending[rows_per_insert];
+  int m_pending_count = 0;
+
+  SQLite::Statement m_insert_event;   // one row
+  SQLite::Statement m_insert_events;  // rows_per_insert rows
   SQLite::Statement m_upsert_activity;
   SQLite::Statement m_upsert_segment;
   SQLite::Statement m_find_file;

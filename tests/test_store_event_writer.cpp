@@ -1,0 +1,231 @@
+#include <catch2/catch.hpp>
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+
+#include "core/time_format.h"
+#include "store/database.h"
+#include "store/event_writer.h"
+#include "temp_dir.h"
+
+using namespace etwaudit;
+using etwaudit::test::TempDir;
+
+namespace {
+
+constexpr std::int64_t t0 = 1796206530LL * ns_per_second;  // 2026-12-02T10:15:30Z
+
+struct Fixture {
+  TempDir dir;
+  std::string path = dir.file("audit.db");
+  WriteDatabase database{path};
+  Catalog catalog;
+  RunStats stats;
+  EventWriter writer{database.db(), catalog, SelfExclusion::for_database(path, 0)};
+
+  Fixture() { writer.begin_run("test", "host"); }
+
+  FileEvent event(std::int64_t time, Op op, const std::string& path, std::uint32_t pid = 100,
+                  const std::string& image = "C:\\app.exe", std::int64_t offset = -1, std::int64_t size = -1) {
+    FileEvent e;
+    e.time = time;
+    e.op = op;
+    e.path = catalog.intern_path(path);
+    e.process = catalog.intern_process(pid, 0, image);
+    e.offset = offset;
+    e.size = size;
+    e.tid = pid + 1;
+    return e;
+  }
+  void write(std::vector<FileEvent> batch) { writer.write_batch(batch, stats); }
+  SQLite::Database& db() { return database.db(); }
+  std::int64_t count(const std::string& sql) { return db().execAndGet(sql).getInt64(); }
+};
+
+}  // namespace
+
+TEST_CASE("written events read back through v_events with names and ISO times", "[writer]") {
+  Fixture f;
+  f.write({f.event(t0 + 100, Op::open, "C:\\notes.txt"),
+           f.event(t0 + 200, Op::write, "C:\\notes.txt", 100, "C:\\app.exe", 0, 512),
+           f.event(t0 + 300, Op::remove, "C:\\old.txt", 200, "C:\\Windows\\explorer.exe")});
+  SQLite::Statement rows(f.db(), "SELECT time, pid, process, op, path, offset, size, tid FROM v_events ORDER BY event_id");
+  REQUIRE(rows.executeStep());
+  CHECK(rows.getColumn(0).getString() == "2026-12-02T10:15:30.0000001Z");
+  CHECK(rows.getColumn(3).getString() == "open");
+  CHECK(rows.getColumn(5).isNull());
+  REQUIRE(rows.executeStep());
+  CHECK(rows.getColumn(1).getInt() == 100);
+  CHECK(rows.getColumn(2).getString() == "C:\\app.exe");
+  CHECK(rows.getColumn(3).getString() == "write");
+  CHECK(rows.getColumn(4).getString() == "C:\\notes.txt");
+  CHECK(rows.getColumn(5).getInt() == 0);
+  CHECK(rows.getColumn(6).getInt() == 512);
+  CHECK(rows.getColumn(7).getInt() == 101);
+  REQUIRE(rows.executeStep());
+  CHECK(rows.getColumn(2).getString() == "C:\\Windows\\explorer.exe");
+  CHECK(rows.getColumn(3).getString() == "delete");
+  CHECK_FALSE(rows.executeStep());
+  CHECK(f.stats.written == 3);
+}
+
+TEST_CASE("events with the same time or arriving late keep their exact time and a unique increasing id", "[writer]") {
+  Fixture f;
+  f.write({f.event(t0, Op::read, "a"), f.event(t0, Op::read, "b"), f.event(t0, Op::read, "c")});
+  f.write({f.event(t0 - 5000, Op::write, "late")});
+  SQLite::Statement rows(f.db(), "SELECT event_id, time_ns, path FROM v_events ORDER BY event_id");
+  std::int64_t previous_id = 0;
+  std::vector<std::int64_t> times;
+  while (rows.executeStep()) {
+    CHECK(rows.getColumn(0).getInt64() > previous_id);
+    previous_id = rows.getColumn(0).getInt64();
+    times.push_back(rows.getColumn(1).getInt64());
+  }
+  CHECK(times == std::vector<std::int64_t>{t0, t0, t0, t0 - 5000});
+  // Only the events whose id is not their time store the time separately.
+  CHECK(f.count("SELECT count(*) FROM events WHERE ts IS NOT NULL") == 3);
+}
+
+TEST_CASE("a batch is written in time order whatever order it arrived in", "[writer]") {
+  Fixture f;
+  f.write({f.event(t0 + 3, Op::read, "c"), f.event(t0 + 1, Op::read, "a"), f.event(t0 + 2, Op::read, "b")});
+  SQLite::Statement rows(f.db(), "SELECT path FROM v_events ORDER BY event_id");
+  std::string order;
+  while (rows.executeStep()) order += rows.getColumn(0).getString();
+  CHECK(order == "abc");
+  CHECK(f.count("SELECT count(*) FROM events WHERE ts IS NOT NULL") == 0);
+}
+
+TEST_CASE("paths and processes are stored once, across batches and runs", "[writer]") {
+  Fixture f;
+  f.write({f.event(t0, Op::read, "C:\\x"), f.event(t0 + 1, Op::read, "C:\\x")});
+  f.write({f.event(t0 + 2, Op::write, "C:\\x"), f.event(t0 + 3, Op::write, "C:\\y")});
+  CHECK(f.count("SELECT count(*) FROM files") == 2);
+  CHECK(f.count("SELECT count(*) FROM processes") == 1);
+
+  // A later run (new catalog, new writer) finds the same rows.
+  Catalog catalog;
+  EventWriter writer(f.db(), catalog, SelfExclusion{});
+  writer.begin_run("test", "host");
+  std::vector<FileEvent> batch(1);
+  batch[0].time = t0 + 10;
+  batch[0].path = catalog.intern_path("C:\\x");
+  batch[0].process = catalog.intern_process(100, 0, "C:\\app.exe");
+  writer.write_batch(batch, f.stats);
+  CHECK(f.count("SELECT count(*) FROM files") == 2);
+  CHECK(f.count("SELECT count(*) FROM processes") == 1);
+  CHECK(f.count("SELECT count(*) FROM events") == 5);
+}
+
+TEST_CASE("the writer never records its own process or its own database files", "[writer]") {
+  TempDir dir;
+  const auto path = dir.file("audit.db");
+  WriteDatabase database(path);
+  Catalog catalog;
+  RunStats stats;
+  const std::uint32_t own_pid = 4711;
+  SelfExclusion self = SelfExclusion::for_database(path, own_pid);
+  EventWriter writer(database.db(), catalog, self);
+  writer.begin_run("test", "host");
+  auto event = [&](std::uint32_t pid, const std::string& file) {
+    FileEvent e;
+    e.time = t0;
+    e.op = Op::write;
+    e.path = catalog.intern_path(file);
+    e.process = catalog.intern_process(pid, 0, "p.exe");
+    return e;
+  };
+  const std::string absolute = self.paths.front();
+  std::vector<FileEvent> batch = {event(own_pid, "C:\\other.txt"), event(1, absolute), event(1, absolute + "-wal"),
+                                  event(1, absolute + "-shm"),     event(1, absolute + "-journal"),
+                                  event(1, "C:\\kept.txt")};
+  writer.write_batch(batch, stats);
+  CHECK(database.db().execAndGet("SELECT group_concat(path) FROM v_events").getString() == "C:\\kept.txt");
+  CHECK(stats.excluded == 5);
+  CHECK(stats.written == 1);
+  CHECK(database.db().execAndGet("SELECT events_excluded FROM collector_runs").getInt() == 5);
+}
+
+TEST_CASE("the activity rollup equals a direct aggregate over the events", "[writer]") {
+  Fixture f;
+  std::vector<FileEvent> batch;
+  const char* paths[] = {"C:\\a", "C:\\b", "C:\\c", "C:\\d"};
+  for (int i = 0; i < 5000; ++i) {
+    const Op op = static_cast<Op>(i % op_count);
+    batch.push_back(f.event(t0 + i * 997'000'000LL, op, paths[i % 4], 100 + i % 3, "p.exe", i, (i % 7) * 100));
+    if (batch.size() == 700) {
+      f.write(batch);
+      batch.clear();
+    }
+  }
+  f.write(batch);
+  const char* ops[] = {"reads", "writes", "opens", "closes", "cleanups", "creates", "deletes",
+                       "renames", "set_infos", "flushes", "disk_reads", "disk_writes", "close_writes"};
+  for (int op = 0; op < op_count; ++op) {
+    INFO(ops[op]);
+    CHECK(f.count(std::string("SELECT sum(") + ops[op] + ") FROM activity") ==
+          f.count("SELECT count(*) FROM events WHERE op = " + std::to_string(op)));
+  }
+  CHECK(f.count("SELECT sum(read_bytes) FROM activity") == f.count("SELECT sum(size) FROM events WHERE op = 0"));
+  CHECK(f.count("SELECT sum(write_bytes) FROM activity") == f.count("SELECT sum(size) FROM events WHERE op = 1"));
+  CHECK(f.count("SELECT sum(disk_read_bytes) FROM activity") == f.count("SELECT sum(size) FROM events WHERE op = 10"));
+  CHECK(f.count("SELECT sum(events) FROM activity") == 5000);
+  // Per process and file too, and every event lies in its row's id range.
+  CHECK(f.count(R"(
+    SELECT count(*) FROM (
+      SELECT process_id, file_id, count(*) AS n FROM events GROUP BY 1, 2
+      EXCEPT
+      SELECT process_id, file_id, sum(events) FROM activity GROUP BY 1, 2))") == 0);
+  CHECK(f.count(R"(
+    SELECT count(*) FROM events e WHERE NOT EXISTS (
+      SELECT 1 FROM activity a WHERE a.process_id = e.process_id AND a.file_id = e.file_id
+        AND e.id BETWEEN a.first_id AND a.last_id))") == 0);
+}
+
+TEST_CASE("segments never cross an hour and hold at most segment_capacity events", "[writer]") {
+  Fixture f;
+  std::vector<FileEvent> batch;
+  // 10:59:59 .. with segment_capacity + 10 events 1 us apart, then into 11:00.
+  const std::int64_t start = parse_iso8601("2026-12-02T10:59:00Z").value();
+  for (std::int64_t i = 0; i < segment_capacity + 10; ++i) batch.push_back(f.event(start + i * 1000, Op::read, "x"));
+  batch.push_back(f.event(parse_iso8601("2026-12-02T11:00:00.5Z").value(), Op::read, "x"));
+  f.write(batch);
+  CHECK(f.count("SELECT count(*) FROM segments") == 3);
+  CHECK(f.count("SELECT max(events) FROM segments") == segment_capacity);
+  CHECK(f.count("SELECT sum(events) FROM segments") == segment_capacity + 11);
+  CHECK(f.count("SELECT count(*) FROM segments WHERE min_time / 3600000000000 != hour "
+                "OR max_time / 3600000000000 != hour") == 0);
+  // Each segment's id range holds exactly its events.
+  CHECK(f.count("SELECT count(*) FROM segments s WHERE events != "
+                "(SELECT count(*) FROM events WHERE id BETWEEN s.first_id AND s.last_id)") == 0);
+}
+
+TEST_CASE("the run record counts what was written and how the run ended", "[writer]") {
+  Fixture f;
+  f.stats.received = 2;
+  f.write({f.event(t0, Op::read, "x"), f.event(t0 + 1, Op::read, "")});
+  f.writer.end_run("end of input", f.stats);
+  SQLite::Statement run(f.db(), "SELECT events_received, events_written, unresolved, exit_reason, stopped_at FROM collector_runs");
+  REQUIRE(run.executeStep());
+  CHECK(run.getColumn(0).getInt() == 2);
+  CHECK(run.getColumn(1).getInt() == 2);
+  CHECK(run.getColumn(2).getInt() == 1);  // the event without a path
+  CHECK(run.getColumn(3).getString() == "end of input");
+  CHECK_FALSE(run.getColumn(4).isNull());
+}
+
+TEST_CASE("a run that died without closing its record is marked interrupted by the next", "[writer]") {
+  TempDir dir;
+  const auto path = dir.file("audit.db");
+  WriteDatabase database(path);
+  Catalog catalog;
+  {
+    EventWriter crashed(database.db(), catalog, SelfExclusion{});
+    crashed.begin_run("first", "host");
+  }
+  EventWriter next(database.db(), catalog, SelfExclusion{});
+  next.begin_run("second", "host");
+  CHECK_THAT(database.db().execAndGet("SELECT exit_reason FROM collector_runs WHERE source = 'first'").getString(),
+             Catch::Contains("interrupted"));
+  CHECK(database.db().execAndGet("SELECT exit_reason IS NULL FROM collector_runs WHERE source = 'second'").getInt() == 1);
+}
