@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "sources/event_source.h"
+#include "store/checkpointer.h"
 #include "store/event_writer.h"
 
 namespace etwaudit {
@@ -16,6 +17,7 @@ CollectionResult run_collection(EventSource& source, Catalog& catalog, EventWrit
   std::atomic<bool> source_done{false}, collector_done{false};
   std::exception_ptr source_failure, collector_failure;
 
+  Checkpointer checkpointer(writer.database());
   std::thread source_thread([&] {
     try {
       source.run(queue, catalog, stats);

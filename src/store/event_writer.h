@@ -56,6 +56,7 @@ class EventWriter {
   void end_run(const std::string& exit_reason, const RunStats& stats);
 
   std::int64_t run_id() const { return m_run_id; }
+  SQLite::Database& database() { return m_db; }
 
  private:
   struct Segment {

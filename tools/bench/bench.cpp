@@ -176,7 +176,7 @@ class StreamSource final : public etwaudit::EventSource {
 };
 
 PhaseResult pipeline(const std::string& path, const bench::StreamShape& shape, std::uint64_t events,
-                     std::size_t batch_size, std::vector<double>& rss_samples) {
+                     std::size_t batch_size, std::vector<double>& rss_samples, std::uint64_t& max_wal_bytes) {
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path + suffix);
   PhaseResult result;
   const auto started = Clock::now();
@@ -192,6 +192,9 @@ PhaseResult pipeline(const std::string& path, const bench::StreamShape& shape, s
     options.batch.max_events = batch_size;
     std::uint64_t next_sample = events / 4;
     options.on_progress = [&](const etwaudit::RunStats& s) {
+      std::error_code error;
+      const auto wal = fs::file_size(path + "-wal", error);
+      if (!error) max_wal_bytes = std::max<std::uint64_t>(max_wal_bytes, wal);
       if (s.written >= next_sample) {
         rss_samples.push_back(current_rss_mb());
         next_sample += events / 4;
@@ -259,7 +262,8 @@ int main(int argc, char** argv) {
     std::printf("stream: %llu events, %zu processes, %zu files, %.0f events/s simulated, batches of %zu\n",
                 static_cast<unsigned long long>(events), shape.processes, shape.files, shape.rate, batch_size);
     std::vector<double> rss_samples;
-    const PhaseResult c = pipeline(pipeline_db, shape, events, batch_size, rss_samples);
+    std::uint64_t max_wal_bytes = 0;
+    const PhaseResult c = pipeline(pipeline_db, shape, events, batch_size, rss_samples, max_wal_bytes);
     const double peak_rss = peak_rss_mb();
     const PhaseResult a = bare_insert((dir / "bare.db").string(), shape, events, batch_size, false);
     PhaseResult b;
@@ -274,7 +278,7 @@ int main(int argc, char** argv) {
     if (naive) std::printf("   ratio c/b %.2f", c_eps / (events / b.seconds));
     std::printf("\nrss during (c) at 25/50/75/100%%:");
     for (double mb : rss_samples) std::printf(" %.0f", mb);
-    std::printf(" MB; peak %.0f MB\n", peak_rss);
+    std::printf(" MB; peak %.0f MB; largest WAL seen %.1f MB\n", peak_rss, max_wal_bytes / 1048576.0);
     std::printf("pipeline_eps=%.0f ratio_vs_bare=%.2f bytes_per_event=%.1f peak_rss_mb=%.0f\n", c_eps,
                 c_eps / (events / a.seconds), static_cast<double>(c.bytes) / events, peak_rss);
 

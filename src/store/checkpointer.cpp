@@ -1,0 +1,53 @@
+#include "store/checkpointer.h"
+
+#include "store/database.h"
+
+namespace etwaudit {
+namespace {
+// SQLite's default: checkpoint every 1000 pages.
+constexpr int default_autocheckpoint_pages = 1000;
+// While the Checkpointer runs. SQLite starts the WAL over only when a write
+// transaction begins with the whole WAL copied, which a checkpoint on another
+// thread never achieves against a busy writer; so the writer still checkpoints
+// at this size, but finds nearly everything already copied and only finishes
+// the job.
+constexpr int writer_autocheckpoint_pages = 8192;  // 32 MiB
+}  // namespace
+
+Checkpointer::Checkpointer(SQLite::Database& writer, std::chrono::milliseconds interval)
+    : m_writer(writer),
+      m_connection(writer.getFilename(), SQLite::OPEN_READWRITE | SQLite::OPEN_NOMUTEX),
+      m_interval(interval) {
+  m_connection.exec("PRAGMA busy_timeout = 0");
+  m_writer.exec("PRAGMA wal_autocheckpoint = " + std::to_string(writer_autocheckpoint_pages));
+  m_thread = std::thread([this] { run(); });
+}
+
+Checkpointer::~Checkpointer() {
+  {
+    std::lock_guard lock(m_mutex);
+    m_stop = true;
+  }
+  m_wakeup.notify_one();
+  m_thread.join();
+  try {
+    m_writer.exec("PRAGMA wal_autocheckpoint = " + std::to_string(default_autocheckpoint_pages));
+  } catch (...) {
+    // Destructors never throw; the next open sets it again.
+  }
+}
+
+void Checkpointer::run() {
+  std::unique_lock lock(m_mutex);
+  while (!m_wakeup.wait_for(lock, m_interval, [this] { return m_stop; })) {
+    lock.unlock();
+    try {
+      m_connection.exec("PRAGMA wal_checkpoint(PASSIVE)");
+    } catch (...) {
+      // Busy or a passing I/O error: the next round tries again.
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace etwaudit

@@ -1,0 +1,43 @@
+#pragma once
+// Checkpointer: moves the WAL into the database file on a thread of its own.
+//
+// With SQLite's automatic checkpoints the writer copies the WAL back into the
+// database inside a commit every few MiB, and the collector stalls meanwhile.
+// While a Checkpointer runs, a second connection runs PASSIVE checkpoints a few
+// times a second: they copy what no reader still needs and never wait for the
+// writer. The writer's own automatic checkpoint stays on at a larger size, to
+// let SQLite start the WAL over (see checkpointer.cpp); by then there is little
+// left for it to copy.
+
+#include <SQLiteCpp/Database.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+namespace etwaudit {
+
+class Checkpointer {
+ public:
+  // writer is the write connection whose automatic checkpoints are relaxed for
+  // the Checkpointer's lifetime.
+  explicit Checkpointer(SQLite::Database& writer,
+                        std::chrono::milliseconds interval = std::chrono::milliseconds(200));
+  ~Checkpointer();
+  Checkpointer(const Checkpointer&) = delete;
+  Checkpointer& operator=(const Checkpointer&) = delete;
+
+ private:
+  void run();
+
+  SQLite::Database& m_writer;
+  SQLite::Database m_connection;       // the checkpointing connection
+  std::chrono::milliseconds m_interval;
+  std::mutex m_mutex;
+  std::condition_variable m_wakeup;
+  bool m_stop = false;                 // guarded by m_mutex
+  std::thread m_thread;                // started once the connections are set up
+};
+
+}  // namespace etwaudit
