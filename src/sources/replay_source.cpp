@@ -2,8 +2,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <ostream>
+
+#ifdef _WIN32
+#include <io.h>
+#else
+#include <poll.h>
+#include <unistd.h>
+#endif
 
 #include "core/time_format.h"
 
@@ -61,6 +70,85 @@ std::string read_time(const json& object, const char* field, std::int64_t& out) 
   return std::string("'") + field + "' must be ISO-8601 with Z or an offset (2026-12-02T10:15:30.5Z) or ns since 1970, not " +
          describe(value);
 }
+
+// Reads a file line by line with plain read(2), so that a replay from a pipe or
+// FIFO that is waiting for data still notices a stop request.
+class LineReader {
+ public:
+  explicit LineReader(const std::string& path) {
+#ifdef _WIN32
+    m_fd = ::_open(path.c_str(), _O_RDONLY | _O_BINARY);
+#else
+    m_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+#endif
+    if (m_fd < 0) m_error = std::strerror(errno);
+  }
+  ~LineReader() {
+#ifdef _WIN32
+    if (m_fd >= 0) ::_close(m_fd);
+#else
+    if (m_fd >= 0) ::close(m_fd);
+#endif
+  }
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+
+  bool is_open() const { return m_fd >= 0; }
+  const std::string& error() const { return m_error; }
+
+  // The next line without its '\n'; false at the end of input, on an error
+  // (see error()) or when stop became true while waiting for input.
+  bool next(std::string& line, const std::atomic<bool>& stop) {
+    for (;;) {
+      if (auto newline = m_buffer.find('\n', m_start); newline != std::string::npos) {
+        line.assign(m_buffer, m_start, newline - m_start);
+        m_start = newline + 1;
+        return true;
+      }
+      m_buffer.erase(0, m_start);
+      m_start = 0;
+      if (m_eof) {
+        if (m_buffer.empty()) return false;
+        line.swap(m_buffer);
+        m_buffer.clear();
+        return true;
+      }
+      if (!fill(stop)) return false;
+    }
+  }
+
+ private:
+  bool fill(const std::atomic<bool>& stop) {
+    char chunk[65536];
+    for (;;) {
+      if (stop) return false;
+#ifdef _WIN32
+      const int got = ::_read(m_fd, chunk, sizeof chunk);
+#else
+      const ssize_t got = ::read(m_fd, chunk, sizeof chunk);
+      if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        pollfd wait_for{m_fd, POLLIN, 0};
+        ::poll(&wait_for, 1, 100);
+        continue;
+      }
+      if (got < 0 && errno == EINTR) continue;
+#endif
+      if (got < 0) {
+        m_error = std::strerror(errno);
+        return false;
+      }
+      if (got == 0) m_eof = true;
+      m_buffer.append(chunk, static_cast<std::size_t>(got));
+      return true;
+    }
+  }
+
+  int m_fd = -1;
+  std::string m_error;       // why the file could not be opened or read
+  std::string m_buffer;      // bytes read but not yet returned
+  std::size_t m_start = 0;   // where the next line starts in m_buffer
+  bool m_eof = false;
+};
 
 }  // namespace
 
@@ -124,16 +212,16 @@ ReplaySource::ReplaySource(std::string path, OnBadInput on_bad_input, std::ostre
     : m_path(std::move(path)), m_on_bad_input(on_bad_input), m_diagnostics(diagnostics) {}
 
 void ReplaySource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats& stats) {
-  std::ifstream in(m_path, std::ios::binary);
-  if (!in) {
-    m_error = "cannot open replay file '" + m_path + "'";
+  LineReader in(m_path);
+  if (!in.is_open()) {
+    m_error = "cannot open replay file '" + m_path + "': " + in.error();
     return;
   }
   std::string line;
   ReplayRecord record;
   std::uint64_t line_number = 0;
   std::uint64_t bad = 0;
-  while (!m_stop && std::getline(in, line)) {
+  while (in.next(line, m_stop)) {
     ++line_number;
     if (line_number == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -159,7 +247,7 @@ void ReplaySource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStat
   }
   if (bad > bad_lines_shown)
     m_diagnostics << "warning: skipped " << bad << " bad lines in " << m_path << " in all\n";
-  if (in.bad()) m_error = "error reading replay file '" + m_path + "'";
+  if (!in.error().empty()) m_error = "error reading replay file '" + m_path + "': " + in.error();
 }
 
 }  // namespace etwaudit

@@ -1,0 +1,278 @@
+// The etwaudit executable as a user runs it: exit codes, messages, and what
+// a crash or a signal leaves in the database. POSIX only (fork, FIFOs, signals).
+#ifndef _WIN32
+
+#include <catch2/catch.hpp>
+
+#include <SQLiteCpp/Database.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include "temp_dir.h"
+
+using etwaudit::test::TempDir;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Starts etwaudit with args; stdout and stderr go to files in dir.
+pid_t spawn(const TempDir& dir, const std::vector<std::string>& args) {
+  const std::string out = dir.file("stdout.txt"), err = dir.file("stderr.txt");
+  pid_t pid = fork();
+  if (pid == 0) {
+    int out_fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err_fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int null_fd = open("/dev/null", O_RDONLY);
+    dup2(out_fd, 1);
+    dup2(err_fd, 2);
+    dup2(null_fd, 0);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(ETWAUDIT_EXE));
+    for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    execv(ETWAUDIT_EXE, argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+int wait_for(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+Result run(const TempDir& dir, const std::vector<std::string>& args) {
+  Result result;
+  result.exit_code = wait_for(spawn(dir, args));
+  result.out = read_file(dir.file("stdout.txt"));
+  result.err = read_file(dir.file("stderr.txt"));
+  return result;
+}
+
+std::int64_t query_int(const std::string& db_path, const std::string& sql) {
+  SQLite::Database db(db_path, SQLite::OPEN_READWRITE);
+  return db.execAndGet(sql).getInt64();
+}
+
+// Polls until sql returns at least `at_least`; false after 20 s.
+bool wait_until(const std::string& db_path, const std::string& sql, std::int64_t at_least) {
+  for (auto deadline = std::chrono::steady_clock::now() + 20s; std::chrono::steady_clock::now() < deadline;) {
+    try {
+      if (fs::exists(db_path) && query_int(db_path, sql) >= at_least) return true;
+    } catch (const std::exception&) {
+      // not created or not migrated yet
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+std::string replay_line(int n) {
+  return "{\"time\":" + std::to_string(1796206530000000000LL + n * 1000LL) +
+         ",\"pid\":77,\"process\":\"C:\\\\app.exe\",\"op\":\"read\",\"path\":\"C:\\\\data.bin\",\"offset\":" +
+         std::to_string(n) + ",\"size\":4096}\n";
+}
+
+// A collector reading a FIFO that the test writes to, so the test decides
+// when the collector is in the middle of its work.
+struct LiveCollector {
+  TempDir& dir;
+  std::string fifo = dir.file("events.fifo");
+  std::string db = dir.file("audit.db");
+  pid_t pid = -1;
+  FILE* feed = nullptr;
+
+  explicit LiveCollector(TempDir& d, const std::vector<std::string>& extra = {}) : dir(d) {
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    std::vector<std::string> args = {"collect", "--source", "replay:" + fifo, "--db", db, "--quiet"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    pid = spawn(dir, args);
+    feed = fopen(fifo.c_str(), "w");  // returns once the collector opened its end
+    REQUIRE(feed != nullptr);
+  }
+  ~LiveCollector() {
+    if (feed) fclose(feed);
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      wait_for(pid);
+    }
+  }
+  void send(int from, int to) {
+    for (int n = from; n < to; ++n) fputs(replay_line(n).c_str(), feed);
+    fflush(feed);
+  }
+  int finish() {
+    int code = wait_for(pid);
+    pid = -1;
+    return code;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("every command answers --version and --help", "[cli]") {
+  TempDir dir;
+  auto version = run(dir, {"--version"});
+  CHECK(version.exit_code == 0);
+  CHECK_THAT(version.out, Catch::StartsWith("etwaudit ") && Catch::Contains("."));
+  auto help = run(dir, {"--help"});
+  CHECK(help.exit_code == 0);
+  CHECK_THAT(help.out, Catch::Contains("collect") && Catch::Contains("query"));
+  auto collect_help = run(dir, {"collect", "--help"});
+  CHECK(collect_help.exit_code == 0);
+  CHECK_THAT(collect_help.out, Catch::Contains("--source") && Catch::Contains("--batch-size"));
+  auto query_help = run(dir, {"query", "--help"});
+  CHECK(query_help.exit_code == 0);
+  CHECK_THAT(query_help.out, Catch::Contains("--sql") && Catch::Contains("summary"));
+}
+
+TEST_CASE("usage mistakes exit with 2 and say what was wrong", "[cli]") {
+  TempDir dir;
+  auto none = run(dir, {});
+  CHECK(none.exit_code == 2);
+  auto unknown = run(dir, {"frobnicate"});
+  CHECK(unknown.exit_code == 2);
+  CHECK_THAT(unknown.err, Catch::Contains("unknown command 'frobnicate'"));
+  auto bad_option = run(dir, {"collect", "--no-such-option"});
+  CHECK(bad_option.exit_code == 2);
+  CHECK_THAT(bad_option.err, Catch::Contains("no-such-option"));
+  auto bad_duration = run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--duration", "soon"});
+  CHECK(bad_duration.exit_code == 2);
+  CHECK_THAT(bad_duration.err, Catch::Contains("--duration 'soon'"));
+  auto bad_source = run(dir, {"collect", "--source", "carrier-pigeon"});
+  CHECK(bad_source.exit_code == 2);
+  CHECK_THAT(bad_source.err, Catch::Contains("unknown source 'carrier-pigeon'"));
+  auto bad_report = run(dir, {"query", "no-such-report", "--db", dir.file("x.db")});
+  CHECK(bad_report.exit_code == 2);
+  CHECK_THAT(bad_report.err, Catch::Contains("unknown report 'no-such-report'"));
+}
+
+TEST_CASE("the bundled sample collects and answers reports", "[cli]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db");
+  auto collect = run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db});
+  REQUIRE(collect.exit_code == 0);
+  CHECK_THAT(collect.err, Catch::Contains("end of input") && Catch::Contains("written 163"));
+  auto summary = run(dir, {"query", "summary", "--db", db});
+  CHECK(summary.exit_code == 0);
+  CHECK_THAT(summary.out, Catch::Contains("read") && Catch::Contains("write") && Catch::Contains("(10 rows)"));
+  auto recent = run(dir, {"query", "recent", "--limit", "3", "--db", db});
+  CHECK(recent.exit_code == 0);
+  CHECK_THAT(recent.out, Catch::Contains("flush") && Catch::Contains("D:\\Data\\Sales_log.ldf") &&
+                             Catch::Contains("(3 rows)"));
+}
+
+TEST_CASE("a query on a missing database fails and creates nothing", "[cli]") {
+  TempDir dir;
+  const auto db = dir.file("missing.db");
+  auto result = run(dir, {"query", "summary", "--db", db});
+  CHECK(result.exit_code == 1);
+  CHECK_THAT(result.err, Catch::Contains("database '" + db + "' does not exist"));
+  CHECK_FALSE(fs::exists(db));
+}
+
+TEST_CASE("a database in a missing directory is an error, exit 1", "[cli]") {
+  TempDir dir;
+  auto result = run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db",
+                          dir.file("nowhere/audit.db")});
+  CHECK(result.exit_code == 1);
+  CHECK_THAT(result.err, Catch::Contains("cannot open database") && Catch::Contains("does not exist"));
+}
+
+TEST_CASE("a bad replay line stops the run with exit 1 and keeps the events before it", "[cli]") {
+  TempDir dir;
+  const auto input = dir.file("events.jsonl"), db = dir.file("audit.db");
+  { std::ofstream(input) << replay_line(0) << replay_line(1) << "{\"time\":0,\"pid\":1}\n" << replay_line(3); }
+  auto stopped = run(dir, {"collect", "--source", "replay:" + input, "--db", db});
+  CHECK(stopped.exit_code == 1);
+  CHECK_THAT(stopped.err, Catch::Contains(input + ":3: missing field 'op'"));
+  CHECK(query_int(db, "SELECT count(*) FROM events") == 2);
+  CHECK(query_int(db, "SELECT bad_input FROM collector_runs") == 1);
+
+  auto skipped = run(dir, {"collect", "--source", "replay:" + input, "--db", db, "--on-error", "skip"});
+  CHECK(skipped.exit_code == 0);
+  CHECK_THAT(skipped.err, Catch::Contains("warning: skipped " + input + ":3"));
+  CHECK(query_int(db, "SELECT count(*) FROM events") == 5);
+  CHECK(query_int(db, "SELECT bad_input FROM collector_runs WHERE run_id = 2") == 1);
+}
+
+TEST_CASE("a second collector on the same database is refused while the first runs", "[cli]") {
+  TempDir dir;
+  LiveCollector first(dir);
+  first.send(0, 10);
+  REQUIRE(wait_until(first.db, "SELECT count(*) FROM events", 10));
+  TempDir other;
+  auto second = run(other, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", first.db});
+  CHECK(second.exit_code == 1);
+  CHECK_THAT(second.err, Catch::Contains("another etwaudit collector is writing to it"));
+  CHECK(query_int(first.db, "SELECT count(*) FROM collector_runs") == 1);
+}
+
+TEST_CASE("SIGTERM stops a collector cleanly: queue drained, run closed, exit 0", "[cli]") {
+  TempDir dir;
+  LiveCollector collector(dir, {"--flush-ms", "60000"});  // only the stop can commit
+  collector.send(0, 500);
+  REQUIRE(wait_until(collector.db, "SELECT count(*) FROM collector_runs", 1));
+  std::this_thread::sleep_for(200ms);  // let the source hand the lines over
+  kill(collector.pid, SIGTERM);
+  CHECK(collector.finish() == 0);
+  CHECK(query_int(collector.db, "SELECT count(*) FROM events") == 500);
+  CHECK(query_int(collector.db, "SELECT exit_reason = 'stopped by SIGTERM' FROM collector_runs") == 1);
+}
+
+TEST_CASE("kill -9 mid-run loses at most the batch in flight and leaves a sound database", "[cli]") {
+  TempDir dir;
+  std::string db;
+  {
+    LiveCollector collector(dir, {"--batch-size", "100", "--flush-ms", "20"});
+    db = collector.db;
+    collector.send(0, 1000);
+    REQUIRE(wait_until(db, "SELECT count(*) FROM events", 1000));
+    collector.send(1000, 1250);
+    kill(collector.pid, SIGKILL);
+    CHECK(collector.finish() == 128 + SIGKILL);
+  }
+  CHECK(SQLite::Database(db, SQLite::OPEN_READWRITE).execAndGet("PRAGMA integrity_check").getString() == "ok");
+  const auto stored = query_int(db, "SELECT count(*) FROM events");
+  CHECK(stored >= 1000);
+  CHECK(stored <= 1250);
+  // What is stored is exactly the first lines, without a hole...
+  CHECK(query_int(db, "SELECT min(offset) = 0 AND max(offset) = count(*) - 1 FROM events") == 1);
+  // ...and the run record and the summaries agree with it.
+  CHECK(query_int(db, "SELECT events_written FROM collector_runs") == stored);
+  CHECK(query_int(db, "SELECT sum(events) FROM activity") == stored);
+  CHECK(query_int(db, "SELECT sum(events) FROM segments") == stored);
+
+  // The next run opens it, marks the dead run, and adds to it.
+  auto next = run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db});
+  CHECK(next.exit_code == 0);
+  CHECK(query_int(db, "SELECT count(*) FROM events") == stored + 163);
+  CHECK(query_int(db, "SELECT exit_reason LIKE 'interrupted%' FROM collector_runs WHERE run_id = 1") == 1);
+}
+
+#endif  // _WIN32

@@ -1,0 +1,190 @@
+#include <catch2/catch.hpp>
+
+#include <SQLiteCpp/Database.h>
+
+#include <chrono>
+#include <thread>
+
+#include "sources/event_source.h"
+#include "store/collection.h"
+#include "store/collector.h"
+#include "store/database.h"
+#include "store/event_writer.h"
+#include "temp_dir.h"
+
+using namespace etwaudit;
+using namespace std::chrono_literals;
+using etwaudit::test::TempDir;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+FileEvent event_at(std::int64_t time) {
+  FileEvent event;
+  event.time = time;
+  return event;
+}
+
+// A source that delivers `count` events, then either ends or keeps waiting.
+class CountingSource final : public EventSource {
+ public:
+  CountingSource(int count, bool wait_after) : m_count(count), m_wait_after(wait_after) {}
+  std::string description() const override { return "counting"; }
+  bool is_live() const override { return false; }
+  void run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats& stats) override {
+    const auto path = catalog.intern_path("C:\\file.txt");
+    const auto process = catalog.intern_process(42, 0, "app.exe");
+    for (int i = 0; i < m_count; ++i) {
+      FileEvent event = event_at(1'000'000'000 + i);
+      event.path = path;
+      event.process = process;
+      stats.received += 1;
+      queue.push_waiting(event);
+    }
+    while (m_wait_after && !m_stop) std::this_thread::sleep_for(5ms);
+  }
+  void stop() noexcept override { m_stop = true; }
+  std::string error() const override { return m_error; }
+  std::string m_error;
+
+ private:
+  int m_count;
+  bool m_wait_after;
+  std::atomic<bool> m_stop{false};
+};
+
+struct Store {
+  TempDir dir;
+  std::string path = dir.file("audit.db");
+  WriteDatabase database{path};
+  Catalog catalog;
+  RunStats stats;
+  EventWriter writer{database.db(), catalog, SelfExclusion{}};
+  Store() { writer.begin_run("counting", "host"); }
+  std::string run_field(const char* column) {
+    return database.db().execAndGet(std::string("SELECT ") + column + " FROM collector_runs").getString();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a batch closes when it reaches its size", "[collector]") {
+  BoundedQueue<FileEvent> queue(64);
+  for (int i = 0; i < 10; ++i) queue.try_push(event_at(i));
+  std::vector<FileEvent> batch;
+  BatchPolicy policy{4, std::chrono::milliseconds(60'000)};
+  const auto started = Clock::now();
+  REQUIRE(gather_batch(queue, batch, policy, 1ms));
+  CHECK(batch.size() == 4);
+  CHECK(Clock::now() - started < 30s);  // did not wait for max_delay
+  REQUIRE(gather_batch(queue, batch, policy, 1ms));
+  CHECK(batch.front().time == 4);
+}
+
+TEST_CASE("a batch closes max_delay after its first event even when small", "[collector]") {
+  BoundedQueue<FileEvent> queue(64);
+  queue.try_push(event_at(1));
+  std::vector<FileEvent> batch;
+  BatchPolicy policy{1000, std::chrono::milliseconds(100)};
+  std::thread late([&] {
+    std::this_thread::sleep_for(20ms);
+    queue.try_push(event_at(2));
+  });
+  const auto started = Clock::now();
+  REQUIRE(gather_batch(queue, batch, policy, 1ms));
+  const auto waited = Clock::now() - started;
+  late.join();
+  CHECK(batch.size() == 2);  // the late event joined the open batch
+  CHECK(waited >= 100ms);
+  CHECK(waited < 30s);
+}
+
+TEST_CASE("an idle queue yields an empty batch; a closed, drained one ends the loop", "[collector]") {
+  BoundedQueue<FileEvent> queue(64);
+  std::vector<FileEvent> batch;
+  BatchPolicy policy;
+  CHECK(gather_batch(queue, batch, policy, 10ms));
+  CHECK(batch.empty());
+  queue.try_push(event_at(1));
+  queue.close();
+  CHECK(gather_batch(queue, batch, policy, 10ms));
+  CHECK(batch.size() == 1);
+  CHECK_FALSE(gather_batch(queue, batch, policy, 10ms));
+}
+
+TEST_CASE("the collector writes everything queued before close, in batches", "[collector]") {
+  Store store;
+  BoundedQueue<FileEvent> queue(4096);
+  const auto path = store.catalog.intern_path("x");
+  const auto process = store.catalog.intern_process(1, 0, "p");
+  for (int i = 0; i < 2500; ++i) {
+    FileEvent event = event_at(1'000'000 + i);
+    event.path = path;
+    event.process = process;
+    queue.try_push(event);
+  }
+  queue.close();
+  Collector(queue, store.writer, store.stats, BatchPolicy{1000, std::chrono::milliseconds(1000)}).run();
+  CHECK(store.stats.written == 2500);
+  CHECK(store.stats.batches == 3);
+  CHECK(store.database.db().execAndGet("SELECT count(*) FROM events").getInt() == 2500);
+}
+
+TEST_CASE("a run ends at the end of input with every event written and the run closed", "[collector]") {
+  Store store;
+  CountingSource source(3000, false);
+  CollectionOptions options;
+  options.batch.max_events = 500;
+  auto result = run_collection(source, store.catalog, store.writer, store.stats, options);
+  CHECK_FALSE(result.failed);
+  CHECK(result.exit_reason == "end of input");
+  CHECK(store.stats.written == 3000);
+  CHECK(store.run_field("events_written") == "3000");
+  CHECK(store.run_field("exit_reason") == "end of input");
+}
+
+TEST_CASE("a stop request drains the queue, commits and records why the run ended", "[collector]") {
+  Store store;
+  CountingSource source(1000, true);
+  CollectionOptions options;
+  options.batch.max_delay = std::chrono::milliseconds(60'000);  // only the stop can close the batch
+  const auto started = Clock::now();
+  options.stop_requested = [&] { return Clock::now() - started > 300ms ? std::string("SIGTERM") : std::string(); };
+  auto result = run_collection(source, store.catalog, store.writer, store.stats, options);
+  CHECK(result.exit_reason == "stopped by SIGTERM");
+  CHECK(store.stats.written == 1000);
+  CHECK(store.run_field("exit_reason") == "stopped by SIGTERM");
+  CHECK(store.run_field("stopped_at IS NOT NULL") == "1");
+}
+
+TEST_CASE("a run with --duration stops by itself", "[collector]") {
+  Store store;
+  CountingSource source(10, true);
+  CollectionOptions options;
+  options.duration = 200ms;
+  auto result = run_collection(source, store.catalog, store.writer, store.stats, options);
+  CHECK(result.exit_reason == "duration reached");
+  CHECK(store.stats.written == 10);
+}
+
+TEST_CASE("a source error ends the run as failed, keeping what came before it", "[collector]") {
+  Store store;
+  CountingSource source(5, false);
+  source.m_error = "events.jsonl:6: missing field 'op'";
+  auto result = run_collection(source, store.catalog, store.writer, store.stats, CollectionOptions{});
+  CHECK(result.failed);
+  CHECK(result.exit_reason == "source error: events.jsonl:6: missing field 'op'");
+  CHECK(store.stats.written == 5);
+  CHECK(store.run_field("exit_reason") == "source error: events.jsonl:6: missing field 'op'");
+}
+
+TEST_CASE("a write error ends the run as failed instead of losing events silently", "[collector]") {
+  Store store;
+  // Make every insert fail, as a full disk would.
+  store.database.db().exec("CREATE TRIGGER no_room BEFORE INSERT ON events BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END");
+  CountingSource source(100, false);
+  auto result = run_collection(source, store.catalog, store.writer, store.stats, CollectionOptions{});
+  CHECK(result.failed);
+  CHECK_THAT(result.exit_reason, Catch::StartsWith("write error:") && Catch::Contains("disk is full"));
+  CHECK(store.stats.written == 0);
+}
