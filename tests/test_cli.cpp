@@ -2,21 +2,20 @@
 // a crash or a signal leaves in the database. POSIX only (fork, FIFOs, signals).
 #ifndef _WIN32
 
-#include <catch2/catch.hpp>
-
 #include <SQLiteCpp/Database.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <thread>
-#include <unistd.h>
 
 #include "temp_dir.h"
 
@@ -183,8 +182,8 @@ TEST_CASE("the bundled sample collects and answers reports", "[cli]") {
   CHECK_THAT(summary.out, Catch::Contains("read") && Catch::Contains("write") && Catch::Contains("(10 rows)"));
   auto recent = run(dir, {"query", "recent", "--limit", "3", "--db", db});
   CHECK(recent.exit_code == 0);
-  CHECK_THAT(recent.out, Catch::Contains("flush") && Catch::Contains("D:\\Data\\Sales_log.ldf") &&
-                             Catch::Contains("(3 rows)"));
+  CHECK_THAT(recent.out,
+             Catch::Contains("flush") && Catch::Contains("D:\\Data\\Sales_log.ldf") && Catch::Contains("(3 rows)"));
 }
 
 TEST_CASE("a query on a missing database fails and creates nothing", "[cli]") {
@@ -198,8 +197,8 @@ TEST_CASE("a query on a missing database fails and creates nothing", "[cli]") {
 
 TEST_CASE("a database in a missing directory is an error, exit 1", "[cli]") {
   TempDir dir;
-  auto result = run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db",
-                          dir.file("nowhere/audit.db")});
+  auto result =
+      run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", dir.file("nowhere/audit.db")});
   CHECK(result.exit_code == 1);
   CHECK_THAT(result.err, Catch::Contains("cannot open database") && Catch::Contains("does not exist"));
 }

@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <sstream>
 
@@ -73,7 +72,8 @@ TEST_CASE("each kind of bad replay line gets a message that says what is wrong",
              Catch::StartsWith("'time' must be ISO-8601"));
   CHECK_THAT(problem_with(R"({"time":0,"pid":1,"op":"reed","path":"x"})"),
              Catch::StartsWith("unknown op 'reed' (expected one of: read, write"));
-  CHECK(problem_with(R"({"time":0,"pid":-1,"op":"read","path":"x"})") == "'pid' must be a non-negative integer, not -1");
+  CHECK(problem_with(R"({"time":0,"pid":-1,"op":"read","path":"x"})") ==
+        "'pid' must be a non-negative integer, not -1");
   CHECK(problem_with(R"({"time":0,"pid":1,"op":"read","path":"x","size":-5})") ==
         "'size' must be a non-negative integer, not -5");
   CHECK(problem_with(R"({"time":0,"pid":1,"op":"read","path":"x","offset":"12"})") ==

@@ -1,7 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include <SQLiteCpp/Database.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>
 
@@ -181,7 +180,8 @@ TEST_CASE("a source error ends the run as failed, keeping what came before it", 
 TEST_CASE("a write error ends the run as failed instead of losing events silently", "[collector]") {
   Store store;
   // Make every insert fail, as a full disk would.
-  store.database.db().exec("CREATE TRIGGER no_room BEFORE INSERT ON events BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END");
+  store.database.db().exec(
+      "CREATE TRIGGER no_room BEFORE INSERT ON events BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END");
   CountingSource source(100, false);
   auto result = run_collection(source, store.catalog, store.writer, store.stats, CollectionOptions{});
   CHECK(result.failed);

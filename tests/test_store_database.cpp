@@ -1,7 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include <SQLiteCpp/Database.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 
@@ -63,8 +62,8 @@ TEST_CASE("a database newer than the program is refused, by writers and readers"
     SQLite::Database db(path, SQLite::OPEN_READWRITE);
     db.exec("PRAGMA user_version = 999");
   }
-  CHECK_THAT(error_of([&] { WriteDatabase again(path); }), Catch::Contains("schema version 999") &&
-                                                              Catch::Contains("newer than this etwaudit"));
+  CHECK_THAT(error_of([&] { WriteDatabase again(path); }),
+             Catch::Contains("schema version 999") && Catch::Contains("newer than this etwaudit"));
   CHECK_THAT(error_of([&] { open_read_only(path); }), Catch::Contains("newer than this etwaudit"));
   CHECK(user_version(path) == 999);
 }
@@ -86,8 +85,8 @@ TEST_CASE("a file that is not a database is an error and stays as it was", "[dat
   const auto path = dir.file("notes.txt");
   { std::ofstream(path) << "this is not a database, it is a text file with enough bytes in it to have a header\n"; }
   const auto size = fs::file_size(path);
-  CHECK_THAT(error_of([&] { WriteDatabase database(path); }), Catch::Contains("cannot open database") &&
-                                                                 Catch::Contains("not a database"));
+  CHECK_THAT(error_of([&] { WriteDatabase database(path); }),
+             Catch::Contains("cannot open database") && Catch::Contains("not a database"));
   CHECK(fs::file_size(path) == size);
 }
 

@@ -1,7 +1,7 @@
-#include <catch2/catch.hpp>
-
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
+
+#include <catch2/catch.hpp>
 
 #include "core/time_format.h"
 #include "store/database.h"
@@ -49,7 +49,8 @@ TEST_CASE("written events read back through v_events with names and ISO times", 
   f.write({f.event(t0 + 100, Op::open, "C:\\notes.txt"),
            f.event(t0 + 200, Op::write, "C:\\notes.txt", 100, "C:\\app.exe", 0, 512),
            f.event(t0 + 300, Op::remove, "C:\\old.txt", 200, "C:\\Windows\\explorer.exe")});
-  SQLite::Statement rows(f.db(), "SELECT time, pid, process, op, path, offset, size, tid FROM v_events ORDER BY event_id");
+  SQLite::Statement rows(f.db(),
+                         "SELECT time, pid, process, op, path, offset, size, tid FROM v_events ORDER BY event_id");
   REQUIRE(rows.executeStep());
   CHECK(rows.getColumn(0).getString() == "2026-12-02T10:15:30.0000001Z");
   CHECK(rows.getColumn(3).getString() == "open");
@@ -136,9 +137,9 @@ TEST_CASE("the writer never records its own process or its own database files", 
     return e;
   };
   const std::string absolute = self.paths.front();
-  std::vector<FileEvent> batch = {event(own_pid, "C:\\other.txt"), event(1, absolute), event(1, absolute + "-wal"),
-                                  event(1, absolute + "-shm"),     event(1, absolute + "-journal"),
-                                  event(1, "C:\\kept.txt")};
+  std::vector<FileEvent> batch = {event(own_pid, "C:\\other.txt"), event(1, absolute),
+                                  event(1, absolute + "-wal"),     event(1, absolute + "-shm"),
+                                  event(1, absolute + "-journal"), event(1, "C:\\kept.txt")};
   writer.write_batch(batch, stats);
   CHECK(database.db().execAndGet("SELECT group_concat(path) FROM v_events").getString() == "C:\\kept.txt");
   CHECK(stats.excluded == 5);
@@ -159,7 +160,7 @@ TEST_CASE("the activity rollup equals a direct aggregate over the events", "[wri
     }
   }
   f.write(batch);
-  const char* ops[] = {"reads", "writes", "opens", "closes", "cleanups", "creates", "deletes",
+  const char* ops[] = {"reads",   "writes",    "opens",   "closes",     "cleanups",    "creates",     "deletes",
                        "renames", "set_infos", "flushes", "disk_reads", "disk_writes", "close_writes"};
   for (int op = 0; op < op_count; ++op) {
     INFO(ops[op]);
@@ -205,7 +206,8 @@ TEST_CASE("the run record counts what was written and how the run ended", "[writ
   f.stats.received = 2;
   f.write({f.event(t0, Op::read, "x"), f.event(t0 + 1, Op::read, "")});
   f.writer.end_run("end of input", f.stats);
-  SQLite::Statement run(f.db(), "SELECT events_received, events_written, unresolved, exit_reason, stopped_at FROM collector_runs");
+  SQLite::Statement run(
+      f.db(), "SELECT events_received, events_written, unresolved, exit_reason, stopped_at FROM collector_runs");
   REQUIRE(run.executeStep());
   CHECK(run.getColumn(0).getInt() == 2);
   CHECK(run.getColumn(1).getInt() == 2);
@@ -227,5 +229,6 @@ TEST_CASE("a run that died without closing its record is marked interrupted by t
   next.begin_run("second", "host");
   CHECK_THAT(database.db().execAndGet("SELECT exit_reason FROM collector_runs WHERE source = 'first'").getString(),
              Catch::Contains("interrupted"));
-  CHECK(database.db().execAndGet("SELECT exit_reason IS NULL FROM collector_runs WHERE source = 'second'").getInt() == 1);
+  CHECK(database.db().execAndGet("SELECT exit_reason IS NULL FROM collector_runs WHERE source = 'second'").getInt() ==
+        1);
 }

@@ -1,8 +1,7 @@
 // etwaudit collect: run a source into a database until it ends or is stopped.
 
-#include <cxxopts.hpp>
-
 #include <chrono>
+#include <cxxopts.hpp>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -45,8 +44,9 @@ std::uint64_t database_bytes(const std::string& path) {
 }  // namespace
 
 int collect_command(int argc, const char* const* argv) {
-  cxxopts::Options options("etwaudit collect", "Record file activity into a database until the source ends, "
-                                               "Ctrl+C/SIGTERM, or --duration.");
+  cxxopts::Options options("etwaudit collect",
+                           "Record file activity into a database until the source ends, "
+                           "Ctrl+C/SIGTERM, or --duration.");
   // clang-format off
   options.add_options()
     ("source", "where events come from: replay:FILE.jsonl (one JSON event per line; see README)",
@@ -83,14 +83,16 @@ int collect_command(int argc, const char* const* argv) {
     collection.duration = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(*ns));
   }
   const std::string on_error = args["on-error"].as<std::string>();
-  if (on_error != "stop" && on_error != "skip") throw UsageError("--on-error must be stop or skip, not '" + on_error + "'");
+  if (on_error != "stop" && on_error != "skip")
+    throw UsageError("--on-error must be stop or skip, not '" + on_error + "'");
 
   auto source = make_source(args["source"].as<std::string>(), on_error == "skip" ? OnBadInput::skip : OnBadInput::stop);
   const std::string db_path = args["db"].as<std::string>();
   WriteDatabase database(db_path);
   Catalog catalog;
   RunStats stats;
-  EventWriter writer(database.db(), catalog, SelfExclusion::for_database(db_path, source->is_live() ? current_pid() : 0));
+  EventWriter writer(database.db(), catalog,
+                     SelfExclusion::for_database(db_path, source->is_live() ? current_pid() : 0));
   writer.begin_run(source->description(), host_name());
 
   install_stop_handlers();
@@ -101,9 +103,8 @@ int collect_command(int argc, const char* const* argv) {
     collection.on_progress = [&](const RunStats& s) {
       const std::uint64_t received = s.received.load();
       std::cerr << "\r\033[K" << with_thousands(received - last_received) << " events/s | written "
-                << with_thousands(s.written) << " | dropped " << with_thousands(s.dropped + s.lost)
-                << " | unresolved " << with_thousands(s.unresolved) << " | db "
-                << human_bytes(database_bytes(db_path)) << std::flush;
+                << with_thousands(s.written) << " | dropped " << with_thousands(s.dropped + s.lost) << " | unresolved "
+                << with_thousands(s.unresolved) << " | db " << human_bytes(database_bytes(db_path)) << std::flush;
       last_received = received;
     };
   }

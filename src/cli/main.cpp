@@ -1,8 +1,7 @@
 // etwaudit: which process read or wrote this file, when, and how much?
 
-#include <cxxopts.hpp>
-
 #include <cstring>
+#include <cxxopts.hpp>
 #include <iostream>
 #include <string_view>
 
@@ -23,7 +22,8 @@ constexpr Command commands[] = {
 };
 
 void print_usage(std::ostream& out) {
-  out << "etwaudit " ETWAUDIT_VERSION " - which process read or wrote this file, when, and how much?\n\n"
+  out << "etwaudit " ETWAUDIT_VERSION
+         " - which process read or wrote this file, when, and how much?\n\n"
          "usage: etwaudit <command> [options]\n\ncommands:\n";
   for (const Command& command : commands) out << "  " << command.name << "\t" << command.summary << "\n";
   out << "\n'etwaudit <command> --help' shows a command's options.\n";

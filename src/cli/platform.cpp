@@ -6,8 +6,9 @@
 #include <io.h>
 #include <windows.h>
 #else
-#include <csignal>
 #include <unistd.h>
+
+#include <csignal>
 #endif
 
 namespace etwaudit {
@@ -28,21 +29,32 @@ BOOL WINAPI on_console_event(DWORD type) {
 }
 }  // namespace
 
-void install_stop_handlers() { SetConsoleCtrlHandler(on_console_event, TRUE); }
+void install_stop_handlers() {
+  SetConsoleCtrlHandler(on_console_event, TRUE);
+}
 
 std::string stop_requested() {
   switch (g_stop_reason.load()) {
-    case 0: return {};
-    case CTRL_C_EVENT + 1: return "Ctrl+C";
-    case CTRL_BREAK_EVENT + 1: return "Ctrl+Break";
-    case CTRL_CLOSE_EVENT + 1: return "console closed";
-    case CTRL_LOGOFF_EVENT + 1: return "logoff";
-    case CTRL_SHUTDOWN_EVENT + 1: return "shutdown";
-    default: return "stop requested";
+    case 0:
+      return {};
+    case CTRL_C_EVENT + 1:
+      return "Ctrl+C";
+    case CTRL_BREAK_EVENT + 1:
+      return "Ctrl+Break";
+    case CTRL_CLOSE_EVENT + 1:
+      return "console closed";
+    case CTRL_LOGOFF_EVENT + 1:
+      return "logoff";
+    case CTRL_SHUTDOWN_EVENT + 1:
+      return "shutdown";
+    default:
+      return "stop requested";
   }
 }
 
-std::uint32_t current_pid() { return GetCurrentProcessId(); }
+std::uint32_t current_pid() {
+  return GetCurrentProcessId();
+}
 
 std::string host_name() {
   char name[MAX_COMPUTERNAME_LENGTH + 1];
@@ -50,12 +62,16 @@ std::string host_name() {
   return GetComputerNameA(name, &size) ? std::string(name, size) : std::string();
 }
 
-bool stderr_is_terminal() { return _isatty(_fileno(stderr)) != 0; }
+bool stderr_is_terminal() {
+  return _isatty(_fileno(stderr)) != 0;
+}
 
 #else
 
 namespace {
-extern "C" void on_signal(int signal_number) { g_stop_reason = signal_number; }
+extern "C" void on_signal(int signal_number) {
+  g_stop_reason = signal_number;
+}
 }  // namespace
 
 void install_stop_handlers() {
@@ -69,22 +85,31 @@ void install_stop_handlers() {
 
 std::string stop_requested() {
   switch (g_stop_reason.load()) {
-    case 0: return {};
-    case SIGINT: return "SIGINT";
-    case SIGTERM: return "SIGTERM";
-    case SIGHUP: return "SIGHUP";
-    default: return "signal " + std::to_string(g_stop_reason.load());
+    case 0:
+      return {};
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
+    default:
+      return "signal " + std::to_string(g_stop_reason.load());
   }
 }
 
-std::uint32_t current_pid() { return static_cast<std::uint32_t>(::getpid()); }
+std::uint32_t current_pid() {
+  return static_cast<std::uint32_t>(::getpid());
+}
 
 std::string host_name() {
   char name[256] = {};
   return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
 }
 
-bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) != 0; }
+bool stderr_is_terminal() {
+  return ::isatty(STDERR_FILENO) != 0;
+}
 
 #endif
 

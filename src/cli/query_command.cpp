@@ -1,7 +1,6 @@
 // etwaudit query: canned reports and ad-hoc SQL over a database, read-only.
 
 #include <cxxopts.hpp>
-
 #include <iostream>
 
 #include "cli/commands.h"
@@ -21,8 +20,9 @@ void list_reports(std::ostream& out) {
 }  // namespace
 
 int query_command(int argc, const char* const* argv) {
-  cxxopts::Options options("etwaudit query", "Answer questions from an etwaudit database: a canned REPORT "
-                                             "(see --list) or your own --sql. The database is opened read-only.");
+  cxxopts::Options options("etwaudit query",
+                           "Answer questions from an etwaudit database: a canned REPORT "
+                           "(see --list) or your own --sql. The database is opened read-only.");
   // clang-format off
   options.add_options()
     ("db", "database to read", cxxopts::value<std::string>()->default_value("audit.db"))

@@ -58,8 +58,7 @@ class BoundedQueue {
 
   // Moves up to max_items into out (appending). Waits until at least one item is
   // there, the deadline passes or the queue is closed. Returns how many it took.
-  std::size_t pop_until(std::vector<T>& out, std::size_t max_items,
-                        std::chrono::steady_clock::time_point deadline) {
+  std::size_t pop_until(std::vector<T>& out, std::size_t max_items, std::chrono::steady_clock::time_point deadline) {
     std::size_t taken = take(out, max_items);
     if (taken > 0 || max_items == 0) return taken;
     {
@@ -122,14 +121,14 @@ class BoundedQueue {
     m_wakeup.notify_one();
   }
 
-  std::vector<T> m_slots;                          // the ring, allocated once
-  std::size_t m_mask = 0;                          // capacity - 1
-  alignas(64) std::atomic<std::size_t> m_head{0};  // next slot to pop (consumer-owned)
-  alignas(64) std::atomic<std::size_t> m_tail{0};  // next slot to fill (producer-owned)
+  std::vector<T> m_slots;                               // the ring, allocated once
+  std::size_t m_mask = 0;                               // capacity - 1
+  alignas(64) std::atomic<std::size_t> m_head{0};       // next slot to pop (consumer-owned)
+  alignas(64) std::atomic<std::size_t> m_tail{0};       // next slot to fill (producer-owned)
   alignas(64) std::atomic<std::uint64_t> m_dropped{0};  // pushes refused because full or closed
-  std::atomic<bool> m_closed{false};               // close() was called
-  std::atomic<bool> m_consumer_waiting{false};     // consumer sleeps on m_wakeup
-  std::mutex m_mutex;                              // only guards the sleep
+  std::atomic<bool> m_closed{false};                    // close() was called
+  std::atomic<bool> m_consumer_waiting{false};          // consumer sleeps on m_wakeup
+  std::mutex m_mutex;                                   // only guards the sleep
   std::condition_variable m_wakeup;
 };
 

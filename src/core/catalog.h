@@ -17,10 +17,10 @@
 namespace etwaudit {
 
 struct ProcessInfo {
-  std::uint32_t pid = 0;         // process id as the OS reported it
-  std::int64_t start_time = 0;   // ns since epoch; 0 when unknown
-  std::string image;             // executable path or name; empty when unknown
-  std::string command_line;      // empty when unknown
+  std::uint32_t pid = 0;        // process id as the OS reported it
+  std::int64_t start_time = 0;  // ns since epoch; 0 when unknown
+  std::string image;            // executable path or name; empty when unknown
+  std::string command_line;     // empty when unknown
 };
 
 class Catalog {
@@ -44,9 +44,7 @@ class Catalog {
  private:
   struct StringHash {
     using is_transparent = void;
-    std::size_t operator()(std::string_view text) const noexcept {
-      return std::hash<std::string_view>{}(text);
-    }
+    std::size_t operator()(std::string_view text) const noexcept { return std::hash<std::string_view>{}(text); }
   };
 
   // Source-thread lookup tables.

@@ -6,7 +6,7 @@ namespace etwaudit {
 namespace {
 
 constexpr std::array<std::string_view, op_count> op_names = {
-    "read",   "write",    "open",  "close",     "cleanup",    "create",     "delete",
+    "read",   "write",    "open",  "close",     "cleanup",    "create",      "delete",
     "rename", "set_info", "flush", "disk_read", "disk_write", "close_write",
 };
 

@@ -60,7 +60,9 @@ class Cursor {
   std::size_t m_pos = 0;
 };
 
-bool is_leap(int year) { return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0; }
+bool is_leap(int year) {
+  return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+}
 
 int days_in_month(int year, int month) {
   static constexpr int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
@@ -72,15 +74,12 @@ int days_in_month(int year, int month) {
 std::optional<std::int64_t> parse_iso8601(std::string_view text) {
   Cursor in(text);
   int year, month, day, hour, minute, second;
-  if (!in.digits(4, year) || !in.accept('-') || !in.digits(2, month) || !in.accept('-') ||
-      !in.digits(2, day))
+  if (!in.digits(4, year) || !in.accept('-') || !in.digits(2, month) || !in.accept('-') || !in.digits(2, day))
     return std::nullopt;
   if (!in.accept('T') && !in.accept('t') && !in.accept(' ')) return std::nullopt;
-  if (!in.digits(2, hour) || !in.accept(':') || !in.digits(2, minute) || !in.accept(':') ||
-      !in.digits(2, second))
+  if (!in.digits(2, hour) || !in.accept(':') || !in.digits(2, minute) || !in.accept(':') || !in.digits(2, second))
     return std::nullopt;
-  if (month < 1 || month > 12 || day < 1 || day > days_in_month(year, month) || hour > 23 ||
-      minute > 59 || second > 60)
+  if (month < 1 || month > 12 || day < 1 || day > days_in_month(year, month) || hour > 23 || minute > 59 || second > 60)
     return std::nullopt;
   std::int64_t fraction_ns = 0;
   if (in.accept('.') || in.accept(',')) {
@@ -130,16 +129,14 @@ std::string format_iso8601(std::int64_t ns) {
   }
   const CivilDate date = civil_from_days(days);
   char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%04lld-%02u-%02uT%02d:%02d:%02d.%07lldZ",
-                static_cast<long long>(date.year), date.month, date.day,
-                static_cast<int>(second_of_day / 3600), static_cast<int>(second_of_day / 60 % 60),
+  std::snprintf(buffer, sizeof buffer, "%04lld-%02u-%02uT%02d:%02d:%02d.%07lldZ", static_cast<long long>(date.year),
+                date.month, date.day, static_cast<int>(second_of_day / 3600), static_cast<int>(second_of_day / 60 % 60),
                 static_cast<int>(second_of_day % 60), static_cast<long long>(fraction / 100));
   return buffer;
 }
 
 std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -151,11 +148,23 @@ std::optional<std::int64_t> parse_duration(std::string_view text) {
   if (text.empty()) return std::nullopt;
   std::int64_t unit = ns_per_second;
   switch (text.back()) {
-    case 's': text.remove_suffix(1); break;
-    case 'm': unit = 60 * ns_per_second; text.remove_suffix(1); break;
-    case 'h': unit = ns_per_hour; text.remove_suffix(1); break;
-    case 'd': unit = 24 * ns_per_hour; text.remove_suffix(1); break;
-    default: break;
+    case 's':
+      text.remove_suffix(1);
+      break;
+    case 'm':
+      unit = 60 * ns_per_second;
+      text.remove_suffix(1);
+      break;
+    case 'h':
+      unit = ns_per_hour;
+      text.remove_suffix(1);
+      break;
+    case 'd':
+      unit = 24 * ns_per_hour;
+      text.remove_suffix(1);
+      break;
+    default:
+      break;
   }
   if (text.empty() || text.size() > 9) return std::nullopt;
   std::int64_t value = 0;

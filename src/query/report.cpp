@@ -43,8 +43,7 @@ Report parse_report(const std::string& file_name, const std::string& text) {
       report.description = value;
     } else if (key == "param") {
       auto space = value.find_first_of(" \t");
-      report.params.emplace_back(value.substr(0, space),
-                                 space == std::string::npos ? "" : trim(value.substr(space)));
+      report.params.emplace_back(value.substr(0, space), space == std::string::npos ? "" : trim(value.substr(space)));
     }
   }
   if (report.name.empty()) throw Error("report " + file_name + " has no '-- name:' header");

@@ -1,10 +1,10 @@
 #include "sources/replay_source.h"
 
-#include <nlohmann/json.hpp>
+#include <fcntl.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
+#include <nlohmann/json.hpp>
 #include <ostream>
 
 #ifdef _WIN32
@@ -67,8 +67,8 @@ std::string read_time(const json& object, const char* field, std::int64_t& out) 
       return {};
     }
   }
-  return std::string("'") + field + "' must be ISO-8601 with Z or an offset (2026-12-02T10:15:30.5Z) or ns since 1970, not " +
-         describe(value);
+  return std::string("'") + field +
+         "' must be ISO-8601 with Z or an offset (2026-12-02T10:15:30.5Z) or ns since 1970, not " + describe(value);
 }
 
 // Reads a file line by line with plain read(2), so that a replay from a pipe or
@@ -93,8 +93,12 @@ class LineReader {
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
 
-  bool is_open() const { return m_fd >= 0; }
-  const std::string& error() const { return m_error; }
+  bool is_open() const {
+    return m_fd >= 0;
+  }
+  const std::string& error() const {
+    return m_error;
+  }
 
   // The next line without its '\n'; false at the end of input, on an error
   // (see error()) or when stop became true while waiting for input.
@@ -144,9 +148,9 @@ class LineReader {
   }
 
   int m_fd = -1;
-  std::string m_error;       // why the file could not be opened or read
-  std::string m_buffer;      // bytes read but not yet returned
-  std::size_t m_start = 0;   // where the next line starts in m_buffer
+  std::string m_error;      // why the file could not be opened or read
+  std::string m_buffer;     // bytes read but not yet returned
+  std::size_t m_start = 0;  // where the next line starts in m_buffer
   bool m_eof = false;
 };
 
@@ -245,8 +249,7 @@ void ReplaySource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStat
     stats.received += 1;
     if (!queue.push_waiting(event)) break;
   }
-  if (bad > bad_lines_shown)
-    m_diagnostics << "warning: skipped " << bad << " bad lines in " << m_path << " in all\n";
+  if (bad > bad_lines_shown) m_diagnostics << "warning: skipped " << bad << " bad lines in " << m_path << " in all\n";
   if (!in.error().empty()) m_error = "error reading replay file '" + m_path + "': " + in.error();
 }
 

@@ -24,7 +24,7 @@ enum class OnBadInput { stop, skip };
 
 // One parsed line; what parse_replay_line fills.
 struct ReplayRecord {
-  FileEvent event;            // time, offset, size, tid and op set
+  FileEvent event;  // time, offset, size, tid and op set
   std::uint32_t pid = 0;
   std::int64_t process_start = 0;
   std::string image;

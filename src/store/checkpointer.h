@@ -22,8 +22,7 @@ class Checkpointer {
  public:
   // writer is the write connection whose automatic checkpoints are relaxed for
   // the Checkpointer's lifetime.
-  explicit Checkpointer(SQLite::Database& writer,
-                        std::chrono::milliseconds interval = std::chrono::milliseconds(200));
+  explicit Checkpointer(SQLite::Database& writer, std::chrono::milliseconds interval = std::chrono::milliseconds(200));
   ~Checkpointer();
   Checkpointer(const Checkpointer&) = delete;
   Checkpointer& operator=(const Checkpointer&) = delete;
@@ -32,12 +31,12 @@ class Checkpointer {
   void run();
 
   SQLite::Database& m_writer;
-  SQLite::Database m_connection;       // the checkpointing connection
+  SQLite::Database m_connection;  // the checkpointing connection
   std::chrono::milliseconds m_interval;
   std::mutex m_mutex;
   std::condition_variable m_wakeup;
-  bool m_stop = false;                 // guarded by m_mutex
-  std::thread m_thread;                // started once the connections are set up
+  bool m_stop = false;   // guarded by m_mutex
+  std::thread m_thread;  // started once the connections are set up
 };
 
 }  // namespace etwaudit

@@ -23,11 +23,11 @@ class EventSource;
 class EventWriter;
 
 struct CollectionOptions {
-  BatchPolicy batch;                                    // when batches commit
-  std::size_t queue_capacity = 1 << 18;                 // events the queue holds before dropping
-  std::optional<std::chrono::milliseconds> duration;    // stop after this long
-  std::function<std::string()> stop_requested;          // non-empty: why to stop now
-  std::function<void(const RunStats&)> on_progress;     // called about once a second
+  BatchPolicy batch;                                  // when batches commit
+  std::size_t queue_capacity = 1 << 18;               // events the queue holds before dropping
+  std::optional<std::chrono::milliseconds> duration;  // stop after this long
+  std::function<std::string()> stop_requested;        // non-empty: why to stop now
+  std::function<void(const RunStats&)> on_progress;   // called about once a second
 };
 
 struct CollectionResult {

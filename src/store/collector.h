@@ -21,8 +21,8 @@ namespace etwaudit {
 class EventWriter;
 
 struct BatchPolicy {
-  std::size_t max_events = 50000;              // a batch closes at this many events...
-  std::chrono::milliseconds max_delay{1000};   // ...or this long after its first event
+  std::size_t max_events = 50000;             // a batch closes at this many events...
+  std::chrono::milliseconds max_delay{1000};  // ...or this long after its first event
 };
 
 // Fills batch (cleared first) from queue under policy. Returns false when the

@@ -48,7 +48,9 @@ const std::vector<Migration>& migrations() {
   return list;
 }
 
-int user_version(SQLite::Database& db) { return db.execAndGet("PRAGMA user_version").getInt(); }
+int user_version(SQLite::Database& db) {
+  return db.execAndGet("PRAGMA user_version").getInt();
+}
 
 bool has_tables(SQLite::Database& db) {
   return db.execAndGet("SELECT count(*) FROM sqlite_schema").getInt() > 0;
@@ -88,7 +90,9 @@ void configure_sqlite() {
   (void)configured;
 }
 
-int program_schema_version() { return migrations().empty() ? 0 : migrations().back().version; }
+int program_schema_version() {
+  return migrations().empty() ? 0 : migrations().back().version;
+}
 
 void migrate(SQLite::Database& db) {
   int version = user_version(db);
@@ -103,8 +107,7 @@ void migrate(SQLite::Database& db) {
     try {
       db.exec(std::string(migration.sql));
     } catch (const SQLite::Exception& e) {
-      throw Error("migration " + std::string(migration.name) + " failed on '" + db.getFilename() +
-                  "': " + e.what());
+      throw Error("migration " + std::string(migration.name) + " failed on '" + db.getFilename() + "': " + e.what());
     }
     db.exec("PRAGMA user_version = " + std::to_string(migration.version));
     transaction.commit();
@@ -117,8 +120,8 @@ WriteDatabase::WriteDatabase(const std::string& path) : m_path(path) {
   const bool existed = fs::exists(path, error);
   try {
     try {
-      m_db = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE |
-                                                          SQLite::OPEN_NOMUTEX);
+      m_db =
+          std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE | SQLite::OPEN_NOMUTEX);
     } catch (const SQLite::Exception& e) {
       throw Error("cannot open database '" + path + "': " + explain_open_failure(path, e.what()));
     }

@@ -44,7 +44,7 @@ class WriteDatabase {
 
  private:
   std::string m_path;
-  WriterLock m_lock;                   // released after the connection closes
+  WriterLock m_lock;  // released after the connection closes
   std::unique_ptr<SQLite::Database> m_db;
 };
 

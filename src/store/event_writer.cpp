@@ -75,8 +75,10 @@ std::string activity_upsert_sql() {
       updates += std::string(", ") + column + " = " + column + " + excluded." + column;
     }
   }
-  return "INSERT INTO activity (" + columns + ") VALUES (" + values + ") ON CONFLICT (segment_id, process_id, file_id) "
-         "DO UPDATE SET " + updates;
+  return "INSERT INTO activity (" + columns + ") VALUES (" + values +
+         ") ON CONFLICT (segment_id, process_id, file_id) "
+         "DO UPDATE SET " +
+         updates;
 }
 
 // INSERT of `rows` events in one statement: one statement execution per row
@@ -123,9 +125,10 @@ EventWriter::EventWriter(SQLite::Database& db, const Catalog& catalog, SelfExclu
       m_insert_event(db, event_insert_sql(1)),
       m_insert_events(db, event_insert_sql(rows_per_insert)),
       m_upsert_activity(db, activity_upsert_sql()),
-      m_upsert_segment(db,
-                       "INSERT OR REPLACE INTO segments (segment_id, hour, first_id, last_id, min_time, max_time, events) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?)"),
+      m_upsert_segment(
+          db,
+          "INSERT OR REPLACE INTO segments (segment_id, hour, first_id, last_id, min_time, max_time, events) "
+          "VALUES (?, ?, ?, ?, ?, ?, ?)"),
       m_find_file(db, "SELECT file_id FROM files WHERE path = ? ORDER BY file_id LIMIT 1"),
       m_find_unnamed_file(db,
                           "SELECT file_id FROM files WHERE path IS NULL AND nt_path IS NULL AND file_key IS NULL "
@@ -150,8 +153,8 @@ void EventWriter::begin_run(const std::string& source, const std::string& host) 
       "UPDATE collector_runs SET stopped_at = coalesce(last_commit_at, started_at), "
       "exit_reason = 'interrupted (the collector stopped without closing its run)' "
       "WHERE stopped_at IS NULL");
-  SQLite::Statement insert(m_db,
-                           "INSERT INTO collector_runs (source, host, pid, version, started_at) VALUES (?, ?, ?, ?, ?)");
+  SQLite::Statement insert(
+      m_db, "INSERT INTO collector_runs (source, host, pid, version, started_at) VALUES (?, ?, ?, ?, ?)");
   insert.bind(1, source);
   insert.bind(2, host);
   insert.bind(3, static_cast<std::int64_t>(m_self.pid));
@@ -272,8 +275,7 @@ void EventWriter::insert_pending() {
 
 void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
   auto by_time = [](const FileEvent& a, const FileEvent& b) { return a.time < b.time; };
-  if (!std::is_sorted(batch.begin(), batch.end(), by_time))
-    std::stable_sort(batch.begin(), batch.end(), by_time);
+  if (!std::is_sorted(batch.begin(), batch.end(), by_time)) std::stable_sort(batch.begin(), batch.end(), by_time);
 
   std::uint64_t written = 0, excluded = 0, unresolved = 0;
   const std::int64_t last_event_id_before = m_last_event_id;

@@ -28,9 +28,9 @@ namespace etwaudit {
 // What the collector must never record: itself. Without this a collector would
 // record its own database writes, which cause more writes, without end.
 struct SelfExclusion {
-  std::uint32_t pid = 0;            // our own pid (live sources only; 0 = none)
-  std::vector<std::string> paths;   // our database and its -wal, -shm and -journal files
-  bool ignore_case = false;         // compare paths without regard to case (Windows)
+  std::uint32_t pid = 0;           // our own pid (live sources only; 0 = none)
+  std::vector<std::string> paths;  // our database and its -wal, -shm and -journal files
+  bool ignore_case = false;        // compare paths without regard to case (Windows)
 
   // The exclusion for a collector writing database_path from process pid.
   static SelfExclusion for_database(const std::string& database_path, std::uint32_t pid);
@@ -120,7 +120,7 @@ class EventWriter {
     std::int64_t id;          // events.id
     std::int64_t process_id;  // database ids
     std::int64_t file_id;
-    const FileEvent* event;   // the rest, from the batch
+    const FileEvent* event;  // the rest, from the batch
   };
   EventRow m_pending[rows_per_insert];
   int m_pending_count = 0;

@@ -5,16 +5,19 @@
 #ifdef _WIN32
 #include <windows.h>
 #else
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #endif
 
 namespace etwaudit {
 
-WriterLock::~WriterLock() { unlock(); }
+WriterLock::~WriterLock() {
+  unlock();
+}
 
 #ifdef _WIN32
 
@@ -27,9 +30,9 @@ bool WriterLock::try_lock(const std::string& path) {
   unlock();
   std::wstring wide(MultiByteToWideChar(CP_UTF8, 0, path.c_str(), -1, nullptr, 0), L'\0');
   MultiByteToWideChar(CP_UTF8, 0, path.c_str(), -1, wide.data(), static_cast<int>(wide.size()));
-  HANDLE handle = CreateFileW(wide.c_str(), GENERIC_READ | GENERIC_WRITE,
-                              FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
-                              OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, nullptr);
+  HANDLE handle =
+      CreateFileW(wide.c_str(), GENERIC_READ | GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+                  nullptr, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, nullptr);
   if (handle == INVALID_HANDLE_VALUE)
     throw Error("cannot open database '" + path + "' to lock it: error " + std::to_string(GetLastError()));
   OVERLAPPED where{};
@@ -57,8 +60,7 @@ bool WriterLock::try_lock(const std::string& path) {
   // stays open until after SQLite closes the file (closing any descriptor of a
   // file drops the process's fcntl locks on it, SQLite's included).
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    throw Error("cannot open database '" + path + "' to lock it: " + std::strerror(errno));
+  if (fd < 0) throw Error("cannot open database '" + path + "' to lock it: " + std::strerror(errno));
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     ::close(fd);
     return false;

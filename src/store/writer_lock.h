@@ -28,7 +28,7 @@ class WriterLock {
 #ifdef _WIN32
   void* m_handle = nullptr;  // HANDLE of the locked file
 #else
-  int m_fd = -1;             // descriptor holding the flock
+  int m_fd = -1;  // descriptor holding the flock
 #endif
 };
 

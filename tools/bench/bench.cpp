@@ -14,11 +14,11 @@
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
-#include <cxxopts.hpp>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cxxopts.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -124,8 +124,14 @@ PhaseResult bare_insert(const std::string& path, const bench::StreamShape& shape
       insert.bind(3, static_cast<std::int64_t>(event.tid));
       insert.bind(4, static_cast<int>(event.op));
       insert.bind(5, static_cast<std::int64_t>(event.file + 1));
-      if (event.offset >= 0) insert.bind(6, static_cast<std::int64_t>(event.offset)); else insert.bind(6);
-      if (event.size >= 0) insert.bind(7, static_cast<std::int64_t>(event.size)); else insert.bind(7);
+      if (event.offset >= 0)
+        insert.bind(6, static_cast<std::int64_t>(event.offset));
+      else
+        insert.bind(6);
+      if (event.size >= 0)
+        insert.bind(7, static_cast<std::int64_t>(event.size));
+      else
+        insert.bind(7);
       insert.exec();
       insert.reset();
     }
@@ -202,7 +208,8 @@ PhaseResult pipeline(const std::string& path, const bench::StreamShape& shape, s
     };
     auto outcome = etwaudit::run_collection(source, catalog, writer, stats, options);
     if (outcome.failed) throw std::runtime_error(outcome.exit_reason);
-    if (stats.written != events) throw std::runtime_error("pipeline wrote " + std::to_string(stats.written.load()) + " events");
+    if (stats.written != events)
+      throw std::runtime_error("pipeline wrote " + std::to_string(stats.written.load()) + " events");
     rss_samples.push_back(current_rss_mb());
   }
   result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
@@ -213,9 +220,8 @@ PhaseResult pipeline(const std::string& path, const bench::StreamShape& shape, s
 }
 
 void print_phase(const char* name, const PhaseResult& result, std::uint64_t events) {
-  std::printf("%-10s %10.0f events/s  %7.2f s  cpu %5.2f us/event  %6.1f bytes/event\n", name,
-              events / result.seconds, result.seconds, result.cpu * 1e6 / events,
-              static_cast<double>(result.bytes) / events);
+  std::printf("%-10s %10.0f events/s  %7.2f s  cpu %5.2f us/event  %6.1f bytes/event\n", name, events / result.seconds,
+              result.seconds, result.cpu * 1e6 / events, static_cast<double>(result.bytes) / events);
 }
 
 }  // namespace

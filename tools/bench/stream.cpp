@@ -5,15 +5,19 @@
 namespace bench {
 namespace {
 
-const char* const images[] = {
-    "C:\\Windows\\System32\\svchost.exe",   "C:\\Windows\\explorer.exe",
-    "C:\\Program Files\\Microsoft SQL Server\\MSSQL16.MSSQLSERVER\\MSSQL\\Binn\\sqlservr.exe",
-    "C:\\ProgramData\\Microsoft\\Windows Defender\\Platform\\4.18.24090.11-0\\MsMpEng.exe",
-    "C:\\Program Files\\Microsoft Visual Studio\\2022\\Community\\VC\\Tools\\MSVC\\14.40.33807\\bin\\Hostx64\\x64\\cl.exe",
-    "C:\\Program Files\\Git\\mingw64\\bin\\git.exe", "C:\\Windows\\System32\\SearchIndexer.exe",
-    "C:\\Program Files\\Google\\Chrome\\Application\\chrome.exe", "C:\\Windows\\System32\\lsass.exe",
-    "C:\\Program Files\\Microsoft Office\\root\\Office16\\OUTLOOK.EXE"};
-const char* const shared_dirs[] = {"C:\\Windows\\System32\\", "C:\\Windows\\WinSxS\\amd64_microsoft.windows.common-controls\\",
+const char* const images[] = {"C:\\Windows\\System32\\svchost.exe",
+                              "C:\\Windows\\explorer.exe",
+                              "C:\\Program Files\\Microsoft SQL Server\\MSSQL16.MSSQLSERVER\\MSSQL\\Binn\\sqlservr.exe",
+                              "C:\\ProgramData\\Microsoft\\Windows Defender\\Platform\\4.18.24090.11-0\\MsMpEng.exe",
+                              "C:\\Program Files\\Microsoft Visual "
+                              "Studio\\2022\\Community\\VC\\Tools\\MSVC\\14.40.33807\\bin\\Hostx64\\x64\\cl.exe",
+                              "C:\\Program Files\\Git\\mingw64\\bin\\git.exe",
+                              "C:\\Windows\\System32\\SearchIndexer.exe",
+                              "C:\\Program Files\\Google\\Chrome\\Application\\chrome.exe",
+                              "C:\\Windows\\System32\\lsass.exe",
+                              "C:\\Program Files\\Microsoft Office\\root\\Office16\\OUTLOOK.EXE"};
+const char* const shared_dirs[] = {"C:\\Windows\\System32\\",
+                                   "C:\\Windows\\WinSxS\\amd64_microsoft.windows.common-controls\\",
                                    "C:\\Windows\\Fonts\\", "C:\\Windows\\System32\\config\\"};
 const char* const shared_ext[] = {".dll", ".dll", ".ttf", ".LOG1"};
 const char* const work_dirs[] = {"C:\\Users\\dev\\source\\repos\\project", "D:\\Data\\db", "C:\\ProgramData\\App\\logs",
@@ -72,7 +76,10 @@ StreamEvent Stream::next() {
   --m_burst_left;
   --m_run_left;
   m_time += 1 + static_cast<std::int64_t>(-std::log(1.0 - m_random.uniform()) * 1e9 / m_shape.rate);
-  StreamEvent event{m_time, -1, -1, m_process, m_file, m_processes[m_process].pid + 4 + 4 * static_cast<std::uint32_t>(m_random.below(4)), m_run_op};
+  StreamEvent event{m_time,  -1,
+                    -1,      m_process,
+                    m_file,  m_processes[m_process].pid + 4 + 4 * static_cast<std::uint32_t>(m_random.below(4)),
+                    m_run_op};
   const double kind = m_random.uniform();
   if (kind < 0.88) {
     event.offset = m_offset;

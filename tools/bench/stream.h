@@ -75,13 +75,13 @@ class Zipf {  // sampling by inverse CDF
 };
 
 struct StreamEvent {
-  std::int64_t time;       // ns since epoch
-  std::int64_t offset;     // -1 when none
-  std::int64_t size;       // -1 when none
-  std::uint32_t process;   // index into Stream::processes()
-  std::uint32_t file;      // index into Stream::paths()
+  std::int64_t time;      // ns since epoch
+  std::int64_t offset;    // -1 when none
+  std::int64_t size;      // -1 when none
+  std::uint32_t process;  // index into Stream::processes()
+  std::uint32_t file;     // index into Stream::paths()
   std::uint32_t tid;
-  std::uint8_t op;         // etwaudit::Op value
+  std::uint8_t op;  // etwaudit::Op value
 };
 
 struct StreamProcess {
@@ -112,7 +112,7 @@ class Stream {
   Random m_random;
   std::vector<std::string> m_paths;
   std::vector<StreamProcess> m_processes;
-  std::size_t m_shared_files;               // paths[0, m_shared_files) are shared by all
+  std::size_t m_shared_files;  // paths[0, m_shared_files) are shared by all
   Zipf m_process_activity, m_shared_popularity, m_own_popularity;
   std::int64_t m_time;
   // current burst and run
