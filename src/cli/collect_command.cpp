@@ -47,10 +47,11 @@ int collect_command(int argc, const char* const* argv) {
   cxxopts::Options options("etwaudit collect",
                            "Record file activity into a database until the source ends, "
                            "Ctrl+C/SIGTERM, or --duration.");
+  options.set_width(110);
   // clang-format off
   options.add_options()
     ("source", "where events come from: replay:FILE.jsonl (one JSON event per line; see README)",
-      cxxopts::value<std::string>()->default_value(""))
+      cxxopts::value<std::string>())
     ("db", "database to write (created if missing)", cxxopts::value<std::string>()->default_value("audit.db"))
     ("duration", "stop after this long: 90s, 15m, 2h", cxxopts::value<std::string>())
     ("batch-size", "commit a batch at this many events", cxxopts::value<std::size_t>()->default_value("50000"))
@@ -86,14 +87,14 @@ int collect_command(int argc, const char* const* argv) {
   if (on_error != "stop" && on_error != "skip")
     throw UsageError("--on-error must be stop or skip, not '" + on_error + "'");
 
-  auto source = make_source(args["source"].as<std::string>(), on_error == "skip" ? OnBadInput::skip : OnBadInput::stop);
+  auto source = make_source(args.count("source") ? args["source"].as<std::string>() : std::string(), on_error == "skip" ? OnBadInput::skip : OnBadInput::stop);
   const std::string db_path = args["db"].as<std::string>();
   WriteDatabase database(db_path);
   Catalog catalog;
   RunStats stats;
   EventWriter writer(database.db(), catalog,
                      SelfExclusion::for_database(db_path, source->is_live() ? current_pid() : 0));
-  writer.begin_run(source->description(), host_name());
+  writer.begin_run(source->description(), host_name(), current_pid());
 
   install_stop_handlers();
   collection.stop_requested = stop_requested;

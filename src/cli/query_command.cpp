@@ -23,6 +23,7 @@ int query_command(int argc, const char* const* argv) {
   cxxopts::Options options("etwaudit query",
                            "Answer questions from an etwaudit database: a canned REPORT "
                            "(see --list) or your own --sql. The database is opened read-only.");
+  options.set_width(110);
   // clang-format off
   options.add_options()
     ("db", "database to read", cxxopts::value<std::string>()->default_value("audit.db"))

@@ -146,7 +146,7 @@ EventWriter::EventWriter(SQLite::Database& db, const Catalog& catalog, SelfExclu
   m_last_segment_id = db.execAndGet("SELECT coalesce(max(segment_id), 0) FROM segments").getInt64();
 }
 
-void EventWriter::begin_run(const std::string& source, const std::string& host) {
+void EventWriter::begin_run(const std::string& source, const std::string& host, std::uint32_t collector_pid) {
   SQLite::Transaction transaction(m_db);
   // Runs that never recorded their end died (we hold the only writer lock).
   m_db.exec(
@@ -157,7 +157,7 @@ void EventWriter::begin_run(const std::string& source, const std::string& host) 
       m_db, "INSERT INTO collector_runs (source, host, pid, version, started_at) VALUES (?, ?, ?, ?, ?)");
   insert.bind(1, source);
   insert.bind(2, host);
-  insert.bind(3, static_cast<std::int64_t>(m_self.pid));
+  bind_optional(insert, 3, collector_pid, collector_pid != 0);
   insert.bind(4, ETWAUDIT_VERSION);
   insert.bind(5, static_cast<std::int64_t>(now_ns()));
   insert.exec();

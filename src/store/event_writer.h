@@ -46,7 +46,8 @@ class EventWriter {
 
   // Inserts this run's collector_runs row (and closes the rows of runs that
   // died without closing their own: we hold the only writer lock).
-  void begin_run(const std::string& source, const std::string& host);
+  // collector_pid is the pid of the process doing the collecting (0: not recorded).
+  void begin_run(const std::string& source, const std::string& host, std::uint32_t collector_pid = 0);
   // Writes batch (sorted in place by time) and the run counters in stats in one
   // transaction; afterwards adds what it wrote to stats.
   void write_batch(std::vector<FileEvent>& batch, RunStats& stats);

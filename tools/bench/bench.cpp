@@ -232,6 +232,7 @@ int main(int argc, char** argv) {
                            "The stream models a busy machine: a few hundred processes with Zipf activity working\n"
                            "in bursts, each on its own Zipf-popular files plus files all share (DLLs, fonts), in\n"
                            "runs of sequential reads or writes framed by open/close; time only moves forward.");
+  options.set_width(110);
   // clang-format off
   options.add_options()
     ("events", "events in the stream", cxxopts::value<std::uint64_t>()->default_value("10000000"))
