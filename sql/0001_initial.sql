@@ -120,12 +120,15 @@ CREATE INDEX activity_by_file ON activity (file_id, segment_id);
 CREATE TABLE collector_runs (
   run_id          INTEGER PRIMARY KEY,
   source          TEXT NOT NULL,     -- replay:FILE, etw, etl:FILE, fanotify, ...
+  live            INTEGER NOT NULL,  -- 1: events as they happened on this host; 0: from a file
   host            TEXT,
   pid             INTEGER,           -- the collector's own pid
   version         TEXT,              -- etwaudit version that wrote the run
   started_at      INTEGER NOT NULL,  -- ns since epoch
   last_commit_at  INTEGER,           -- time of the latest committed batch
   stopped_at      INTEGER,           -- NULL while running, or after a crash
+  first_event_at  INTEGER,           -- time of the earliest and latest event written
+  last_event_at   INTEGER,
   events_received INTEGER NOT NULL DEFAULT 0,  -- events the source delivered
   events_written  INTEGER NOT NULL DEFAULT 0,  -- events committed to this database
   events_dropped  INTEGER NOT NULL DEFAULT 0,  -- dropped because our queue was full
@@ -138,6 +141,13 @@ CREATE TABLE collector_runs (
 
 -- Views for people.
 
+-- Every file with the best name known for it.
+CREATE VIEW v_files AS
+SELECT file_id, path, nt_path, file_key, name_source,
+       coalesce(path, nt_path,
+                CASE WHEN file_key IS NULL THEN '<unknown>' ELSE printf('<unresolved key 0x%x>', file_key) END) AS name
+FROM files;
+
 CREATE VIEW v_events AS
 SELECT
   strftime('%Y-%m-%dT%H:%M:%S', t.time / 1000000000, 'unixepoch')
@@ -145,7 +155,7 @@ SELECT
   p.pid          AS pid,
   p.image        AS process,
   o.name         AS op,
-  coalesce(f.path, f.nt_path, printf('<unresolved key 0x%x>', f.file_key)) AS path,
+  f.name         AS path,
   t.offset       AS offset,
   t.size         AS size,
   t.tid          AS tid,
@@ -153,12 +163,20 @@ SELECT
   t.id           AS event_id
 FROM (SELECT e.*, coalesce(e.ts, e.id) AS time FROM events e) AS t
 JOIN processes p ON p.process_id = t.process_id
-JOIN files f ON f.file_id = t.file_id
+JOIN v_files f ON f.file_id = t.file_id
 JOIN ops o ON o.op = t.op;
+
+-- What a run covers: for a live source the time it ran, for a file the time
+-- its events span.
+CREATE VIEW v_run_coverage AS
+SELECT run_id,
+       CASE WHEN live THEN started_at ELSE first_event_at END AS covered_from,
+       CASE WHEN live THEN coalesce(stopped_at, last_commit_at, started_at) ELSE last_event_at END AS covered_until
+FROM collector_runs;
 
 CREATE VIEW v_runs AS
 SELECT
-  run_id, source, host, pid, version,
+  run_id, source, live, host, pid, version,
   strftime('%Y-%m-%dT%H:%M:%SZ', started_at / 1000000000, 'unixepoch') AS started,
   strftime('%Y-%m-%dT%H:%M:%SZ', coalesce(stopped_at, last_commit_at) / 1000000000, 'unixepoch') AS ended,
   events_received, events_written, events_dropped, events_lost, events_excluded,

@@ -1,7 +1,11 @@
 -- name: recent
 -- description: The latest events, newest first.
--- param: limit  how many events (default 50)
-SELECT time, pid, process, op, path, offset, size
-FROM v_events
-ORDER BY event_id DESC
+-- param: limit  rows (default 50)
+SELECT iso_time(e.time) AS time, p.pid, p.image AS process, o.name AS op,
+       f.name AS path, e.offset, e.size
+FROM windowed_events AS e
+JOIN processes AS p ON p.process_id = e.process_id
+JOIN v_files AS f ON f.file_id = e.file_id
+JOIN ops AS o ON o.op = e.op
+ORDER BY e.id DESC
 LIMIT coalesce(:limit, 50)

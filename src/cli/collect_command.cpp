@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "cli/format.h"
+#include "core/human_format.h"
 #include "cli/platform.h"
 #include "core/error.h"
 #include "core/time_format.h"
@@ -94,7 +94,7 @@ int collect_command(int argc, const char* const* argv) {
   RunStats stats;
   EventWriter writer(database.db(), catalog,
                      SelfExclusion::for_database(db_path, source->is_live() ? current_pid() : 0));
-  writer.begin_run(source->description(), host_name(), current_pid());
+  writer.begin_run(source->description(), host_name(), current_pid(), source->is_live());
 
   install_stop_handlers();
   collection.stop_requested = stop_requested;

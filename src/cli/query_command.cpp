@@ -1,40 +1,87 @@
 // etwaudit query: canned reports and ad-hoc SQL over a database, read-only.
 
 #include <cxxopts.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/time_format.h"
+#include "query/filters.h"
+#include "query/output.h"
 #include "query/report.h"
-#include "query/table_output.h"
 #include "store/database.h"
 
 namespace etwaudit {
 namespace {
 
 void list_reports(std::ostream& out) {
+  std::size_t width = 0;
+  for (const Report& report : reports()) width = std::max(width, report.name.size() + report.argument.size() + 1);
   out << "reports:\n";
-  for (const Report& report : reports()) out << "  " << report.name << "\t" << report.description << "\n";
+  for (const Report& report : reports()) {
+    std::string usage = report.name;
+    if (!report.argument.empty()) {
+      std::string upper = report.argument;
+      for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      usage += " " + upper;
+    }
+    out << "  " << usage << std::string(width + 2 - usage.size(), ' ') << report.description << "\n";
+  }
+}
+
+std::string read_sql_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot read SQL file '" + path + "': " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::int64_t bucket_ns(const std::string& bucket) {
+  if (bucket == "1m") return 60 * ns_per_second;
+  if (bucket == "1h") return ns_per_hour;
+  if (bucket == "1d") return 24 * ns_per_hour;
+  throw UsageError("--bucket '" + bucket + "': expected 1m, 1h or 1d");
 }
 
 }  // namespace
 
 int query_command(int argc, const char* const* argv) {
   cxxopts::Options options("etwaudit query",
-                           "Answer questions from an etwaudit database: a canned REPORT "
-                           "(see --list) or your own --sql. The database is opened read-only.");
+                           "Answer questions from an etwaudit database: a canned REPORT (see --list) or your own "
+                           "--sql. The database is opened read-only; it can be queried while a collector writes.");
   options.set_width(110);
   // clang-format off
   options.add_options()
     ("db", "database to read", cxxopts::value<std::string>()->default_value("audit.db"))
     ("list", "list the reports")
-    ("sql", "run this SELECT instead of a report", cxxopts::value<std::string>())
+    ("since", "from this time: ISO-8601 (2026-12-02T10:00:00Z, ...+01:00) or back from now (15m, 2h, 7d)",
+      cxxopts::value<std::string>())
+    ("until", "up to this time, same forms", cxxopts::value<std::string>())
+    ("process", "only processes whose image matches this glob (notepad.exe, *\\Office16\\*), or this pid",
+      cxxopts::value<std::string>())
+    ("path", "only files matching this glob (*.docx, C:\\Users\\*\\notes.txt); Windows paths ignore case",
+      cxxopts::value<std::string>())
+    ("op", "only this operation (read, write, open, delete, ...); repeat for several",
+      cxxopts::value<std::vector<std::string>>())
     ("limit", "at most this many rows", cxxopts::value<long>())
+    ("bucket", "timeline bucket: 1m, 1h or 1d", cxxopts::value<std::string>()->default_value("1h"))
+    ("sql", "run this SQL instead of a report", cxxopts::value<std::string>())
+    ("sql-file", "run the SQL in this file", cxxopts::value<std::string>())
+    ("param", "bind :name in --sql to value (name=value); repeatable", cxxopts::value<std::vector<std::string>>())
+    ("format", "table, csv, json or jsonl", cxxopts::value<std::string>()->default_value("table"))
+    ("output", "write to this file instead of standard output", cxxopts::value<std::string>())
     ("report", "report to run", cxxopts::value<std::string>())
+    ("argument", "the report's argument", cxxopts::value<std::string>())
     ("h,help", "show this help");
   // clang-format on
-  options.parse_positional({"report"});
-  options.positional_help("[REPORT]");
+  options.parse_positional({"report", "argument"});
+  options.positional_help("[REPORT [ARGUMENT]]");
   auto args = options.parse(argc, argv);
   if (args.count("help")) {
     std::cout << options.help() << "\n";
@@ -45,33 +92,81 @@ int query_command(int argc, const char* const* argv) {
     list_reports(std::cout);
     return 0;
   }
-  std::string sql;
-  if (args.count("sql") && args.count("report")) throw UsageError("give a report or --sql, not both");
-  if (args.count("sql")) {
-    sql = args["sql"].as<std::string>();
-  } else if (args.count("report")) {
+  if (!args.unmatched().empty()) throw UsageError("unexpected argument '" + args.unmatched().front() + "'");
+
+  QueryFilters filters;
+  const std::int64_t now = now_ns();
+  if (args.count("since")) filters.since = parse_time_argument("--since", args["since"].as<std::string>(), now);
+  if (args.count("until")) filters.until = parse_time_argument("--until", args["until"].as<std::string>(), now);
+  if (filters.since && filters.until && *filters.since > *filters.until)
+    throw UsageError("--since is after --until: the window is empty");
+  if (args.count("process")) filters.process = args["process"].as<std::string>();
+  if (args.count("path")) filters.path = args["path"].as<std::string>();
+  if (args.count("op"))
+    for (const auto& name : args["op"].as<std::vector<std::string>>()) filters.ops.push_back(parse_op_argument(name));
+  const OutputFormat format = parse_output_format(args["format"].as<std::string>());
+
+  Params params;
+  std::optional<long> limit;
+  if (args.count("limit")) {
+    limit = args["limit"].as<long>();
+    if (*limit <= 0) throw UsageError("--limit must be positive");
+  }
+  params["bucket"] = std::to_string(bucket_ns(args["bucket"].as<std::string>()));
+
+  const int sources = static_cast<int>(args.count("sql") + args.count("sql-file") + args.count("report"));
+  if (sources > 1) throw UsageError("give one of a report, --sql or --sql-file");
+  if (sources == 0) throw UsageError("name a report (see --list) or give --sql");
+
+  std::vector<ReportSection> statements;
+  if (args.count("report")) {
     const std::string name = args["report"].as<std::string>();
     const Report* report = find_report(name);
     if (!report) {
       list_reports(std::cerr);
-      throw UsageError("unknown report '" + name + "'");
+      throw UsageError("unknown report '" + name + "'; did you mean '" + closest_report_name(name) + "'?");
     }
-    sql = report->sql;
+    if (!report->argument.empty()) {
+      if (!args.count("argument"))
+        throw UsageError(report->name + " needs a " + report->argument + " (e.g. 'etwaudit query " + report->name +
+                         (report->argument == "path" ? " \"C:\\Users\\*\\notes.txt\"'" : " notepad.exe'") + ")");
+      (report->argument == "path" ? filters.path : filters.process) = args["argument"].as<std::string>();
+    } else if (args.count("argument")) {
+      throw UsageError("report " + report->name + " takes no argument ('" + args["argument"].as<std::string>() + "')");
+    }
+    statements = report->sections;
   } else {
-    throw UsageError("name a report (see --list) or give --sql");
+    if (args.count("argument")) throw UsageError("unexpected argument '" + args["argument"].as<std::string>() + "'");
+    const std::string sql = args.count("sql") ? args["sql"].as<std::string>()
+                                              : read_sql_file(args["sql-file"].as<std::string>());
+    statements.push_back({"result", sql});
+    if (args.count("param")) {
+      for (const auto& assignment : args["param"].as<std::vector<std::string>>()) {
+        const auto equals = assignment.find('=');
+        if (equals == std::string::npos || equals == 0)
+          throw UsageError("--param '" + assignment + "': expected name=value");
+        params[assignment.substr(0, equals)] = assignment.substr(equals + 1);
+      }
+    }
   }
-  Params params;
-  if (args.count("limit")) {
-    long limit = args["limit"].as<long>();
-    if (limit <= 0) throw UsageError("--limit must be positive");
-    params["limit"] = std::to_string(limit);
-  }
+  if (filters.path) check_glob_argument(args.count("report") ? "path" : "--path", *filters.path);
+  if (filters.process) check_glob_argument("--process", *filters.process);
+  if (limit) params["limit"] = std::to_string(*limit);
+
   auto db = open_read_only(args["db"].as<std::string>());
-  try {
-    write_table(std::cout, run_sql(*db, sql, params));
-  } catch (const SQLite::Exception& e) {
-    throw Error(std::string("query failed: ") + e.what());
+  prepare_read_connection(*db);
+  const std::vector<Table> results = run_statements(*db, statements, filters, params);
+
+  std::ofstream file;
+  if (args.count("output")) {
+    const std::string path = args["output"].as<std::string>();
+    file.open(path, std::ios::binary | std::ios::trunc);
+    if (!file) throw Error("cannot write '" + path + "': " + std::strerror(errno));
   }
+  std::ostream& out = args.count("output") ? file : std::cout;
+  write_results(out, results, format);
+  out.flush();
+  if (!out) throw Error("writing the results failed");
   return 0;
 }
 

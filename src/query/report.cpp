@@ -1,27 +1,50 @@
 #include "query/report.h"
 
 #include <SQLiteCpp/Statement.h>
+#include <sqlite3.h>
 
 #include <algorithm>
+#include <charconv>
+#include <optional>
+#include <cctype>
 #include <sstream>
 
 #include "core/error.h"
+#include "query/filters.h"
 #include "store/embedded_sql.h"
 
 namespace etwaudit {
 namespace {
 
-std::string trim(std::string text) {
-  const auto begin = text.find_first_not_of(" \t\r");
+std::string trim(const std::string& text) {
+  const auto begin = text.find_first_not_of(" \t\r\n");
   if (begin == std::string::npos) return {};
-  const auto end = text.find_last_not_of(" \t\r");
+  const auto end = text.find_last_not_of(" \t\r\n;");
   return text.substr(begin, end - begin + 1);
 }
 
-bool is_integer(const std::string& text) {
-  std::size_t start = (!text.empty() && text[0] == '-') ? 1 : 0;
-  return text.size() > start && text.size() < 19 &&
-         std::all_of(text.begin() + start, text.end(), [](char c) { return c >= '0' && c <= '9'; });
+// The value of text when all of it is a 64-bit integer.
+std::optional<std::int64_t> as_integer(const std::string& text) {
+  std::int64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (error != std::errc() || stop != end || text.empty() || text[0] == '+') return std::nullopt;
+  return value;
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
 }
 
 }  // namespace
@@ -30,24 +53,44 @@ Report parse_report(const std::string& file_name, const std::string& text) {
   Report report;
   std::istringstream lines(text);
   std::string line;
+  bool in_header = true;
+  ReportSection current;
+  auto finish_section = [&] {
+    current.sql = trim(current.sql);
+    if (!current.sql.empty()) report.sections.push_back(current);
+    current = ReportSection{};
+  };
   while (std::getline(lines, line)) {
-    if (line.rfind("--", 0) != 0) break;
-    std::string body = trim(line.substr(2));
-    auto colon = body.find(':');
-    if (colon == std::string::npos) continue;
-    std::string key = trim(body.substr(0, colon));
-    std::string value = trim(body.substr(colon + 1));
-    if (key == "name") {
-      report.name = value;
-    } else if (key == "description") {
-      report.description = value;
-    } else if (key == "param") {
-      auto space = value.find_first_of(" \t");
-      report.params.emplace_back(value.substr(0, space), space == std::string::npos ? "" : trim(value.substr(space)));
+    if (line.rfind("--", 0) == 0) {
+      std::string body = trim(line.substr(2));
+      auto colon = body.find(':');
+      std::string key = colon == std::string::npos ? "" : trim(body.substr(0, colon));
+      std::string value = colon == std::string::npos ? "" : trim(body.substr(colon + 1));
+      if (key == "section") {
+        finish_section();
+        current.name = value;
+        in_header = false;
+        continue;
+      }
+      if (in_header) {
+        if (key == "name") report.name = value;
+        if (key == "description") report.description = value;
+        if (key == "argument") report.argument = value.substr(0, value.find_first_of(" \t"));
+        if (key == "param") {
+          auto space = value.find_first_of(" \t");
+          report.params.emplace_back(value.substr(0, space),
+                                     space == std::string::npos ? "" : trim(value.substr(space)));
+        }
+        continue;
+      }
     }
+    in_header = false;
+    current.sql += line + "\n";
   }
+  finish_section();
   if (report.name.empty()) throw Error("report " + file_name + " has no '-- name:' header");
-  report.sql = text;
+  if (report.sections.empty()) throw Error("report " + file_name + " has no statement");
+  if (report.sections.size() == 1 && report.sections[0].name.empty()) report.sections[0].name = report.name;
   return report;
 }
 
@@ -71,30 +114,82 @@ const Report* find_report(const std::string& name) {
   return nullptr;
 }
 
-Table run_sql(SQLite::Database& db, const std::string& sql, const Params& params) {
-  SQLite::Statement statement(db, sql);
-  for (const auto& [name, value] : params) {
-    const int index = statement.getIndex((":" + name).c_str());
-    if (index == 0) continue;  // the statement does not use it
-    if (is_integer(value))
-      statement.bind(index, static_cast<std::int64_t>(std::stoll(value)));
-    else
-      statement.bind(index, value);
-  }
-  Table table;
-  for (int c = 0; c < statement.getColumnCount(); ++c) table.columns.push_back(statement.getColumnName(c));
-  table.numeric.assign(table.columns.size(), true);
-  while (statement.executeStep()) {
-    auto& row = table.rows.emplace_back();
-    for (int c = 0; c < statement.getColumnCount(); ++c) {
-      SQLite::Column column = statement.getColumn(c);
-      if (column.isNull()) {
-        row.emplace_back();
-        continue;
-      }
-      if (!column.isInteger() && !column.isFloat()) table.numeric[c] = false;
-      row.emplace_back(column.getString());
+std::string closest_report_name(const std::string& name) {
+  std::string best;
+  std::size_t best_distance = SIZE_MAX;
+  for (const Report& report : reports()) {
+    const std::size_t distance = edit_distance(name, report.name);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = report.name;
     }
+  }
+  return best;
+}
+
+std::string with_ctes(const std::string& ctes, const std::string& statement) {
+  std::size_t start = statement.find_first_not_of(" \t\r\n");
+  if (start != std::string::npos && statement.size() - start > 4 &&
+      sqlite3_strnicmp(statement.c_str() + start, "WITH", 4) == 0 && std::isspace(static_cast<unsigned char>(statement[start + 4])))
+    return "WITH " + ctes + ",\n" + statement.substr(start + 5);
+  return "WITH " + ctes + "\n" + statement;
+}
+
+namespace {
+bool starts_a_query(const std::string& sql) {
+  std::size_t start = sql.find_first_not_of(" \t\r\n");
+  if (start == std::string::npos) return false;
+  std::string word;
+  for (std::size_t i = start; i < sql.size() && std::isalpha(static_cast<unsigned char>(sql[i])); ++i)
+    word += static_cast<char>(std::toupper(static_cast<unsigned char>(sql[i])));
+  return word == "SELECT" || word == "WITH";
+}
+}  // namespace
+
+std::vector<Table> run_statements(SQLite::Database& db, const std::vector<ReportSection>& statements,
+                                  const QueryFilters& filters, Params params) {
+  add_filter_params(filters, params);
+  const std::string ctes = filter_ctes(filters);
+  std::vector<Table> results;
+  for (const ReportSection& statement : statements) {
+    const std::string sql = starts_a_query(statement.sql) ? with_ctes(ctes, statement.sql) : statement.sql;
+    results.push_back(run_sql(db, sql, params, statement.name));
+  }
+  return results;
+}
+
+Table run_sql(SQLite::Database& db, const std::string& sql, const Params& params, const std::string& name) {
+  Table table;
+  table.name = name;
+  take_refusal();  // forget a refusal of an earlier statement
+  try {
+    SQLite::Statement statement(db, sql);
+    for (const auto& [param, value] : params) {
+      const int index = statement.getIndex((":" + param).c_str());
+      if (index == 0) continue;  // the statement does not use it
+      if (auto number = as_integer(value))
+        statement.bind(index, *number);
+      else
+        statement.bind(index, value);
+    }
+    for (int c = 0; c < statement.getColumnCount(); ++c) table.columns.push_back(statement.getColumnName(c));
+    while (statement.executeStep()) {
+      auto& row = table.rows.emplace_back();
+      row.reserve(table.columns.size());
+      for (int c = 0; c < statement.getColumnCount(); ++c) {
+        SQLite::Column column = statement.getColumn(c);
+        Cell cell;
+        if (column.isInteger()) cell.type = Cell::Type::integer;
+        else if (column.isFloat()) cell.type = Cell::Type::real;
+        else if (!column.isNull()) cell.type = Cell::Type::text;
+        if (!column.isNull()) cell.text = column.getString();
+        row.push_back(std::move(cell));
+      }
+    }
+  } catch (const SQLite::Exception& e) {
+    if (std::string refusal = take_refusal(); !refusal.empty())
+      throw Error("queries may only read the database: " + refusal);
+    throw Error(std::string("query failed: ") + e.what());
   }
   return table;
 }

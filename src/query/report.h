@@ -1,47 +1,78 @@
 #pragma once
-// Canned reports (sql/reports/*.sql, embedded) and running SQL into a Table.
+// Canned reports (sql/reports/*.sql, embedded) and running SQL into tables.
 //
-// A report file starts with header comments:
-//   -- name: recent
-//   -- description: The latest events.
-//   -- param: limit  how many rows
-// followed by one SELECT whose :named parameters are bound from the options.
+// A report file starts with header comments, then its SELECT statements:
+//
+//   -- name: file-history
+//   -- description: Who touched a path or glob, in time order.
+//   -- argument: path      the positional argument sets the --path filter
+//   -- param: limit  rows (default 1000)
+//   -- section: events     (optional; starts a new statement in reports with several)
+//   SELECT ...
+//
+// Every statement is preceded by the filter CTEs of query/filters.h, so it
+// can read windowed_events and windowed_activity.
 
 #include <SQLiteCpp/Database.h>
 
+#include <cstdint>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
 namespace etwaudit {
 
+struct ReportSection {
+  std::string name;  // shown above its table; the report's name when there is one section
+  std::string sql;   // one SELECT (maybe WITH ...), without the filter CTEs
+};
+
 struct Report {
   std::string name;
   std::string description;
+  std::string argument;                                     // "path", "process" or empty
   std::vector<std::pair<std::string, std::string>> params;  // name, what it means
-  std::string sql;
+  std::vector<ReportSection> sections;
 };
 
 // Every embedded report, sorted by name.
 const std::vector<Report>& reports();
 const Report* find_report(const std::string& name);
-// Parses a report file's text; throws Error when the header lacks a name.
+// The known report name closest to name (for "did you mean").
+std::string closest_report_name(const std::string& name);
+// Parses a report file's text; throws Error when the header lacks a name or
+// the file has no statement.
 Report parse_report(const std::string& file_name, const std::string& text);
 
-struct Table {
-  std::vector<std::string> columns;
-  // Cells as text; nullopt is SQL NULL. numeric[c] is true when every
-  // non-NULL value of column c is a number.
-  std::vector<std::vector<std::optional<std::string>>> rows;
-  std::vector<bool> numeric;
+struct Cell {
+  enum class Type { null, integer, real, text };
+  Type type = Type::null;  // SQLite's type of the value
+  std::string text;        // the value as text (empty for NULL)
 };
 
-// A value for a named parameter (":limit" is bound from params["limit"]).
+struct Table {
+  std::string name;                       // section name
+  std::vector<std::string> columns;
+  std::vector<std::vector<Cell>> rows;
+};
+
+// Values for :named parameters; integers are bound as integers.
 using Params = std::map<std::string, std::string>;
 
-// Runs one statement. Parameters the statement names but params lacks are
-// bound to NULL. Integers in params are bound as integers.
-Table run_sql(SQLite::Database& db, const std::string& sql, const Params& params);
+// Runs one statement, binding the parameters it names (others stay NULL).
+// Throws Error with SQLite's message, or with what the read-only guard refused.
+Table run_sql(SQLite::Database& db, const std::string& sql, const Params& params, const std::string& name = {});
+
+struct QueryFilters;
+
+// Runs statements (a report's sections or the user's SQL) with the filter
+// CTEs in front of every SELECT/WITH statement and the filter values, plus
+// params, bound. One Table per statement.
+std::vector<Table> run_statements(SQLite::Database& db, const std::vector<ReportSection>& statements,
+                                  const QueryFilters& filters, Params params);
+
+// Puts the filter CTEs (text after WITH) in front of a statement that may
+// itself start with WITH.
+std::string with_ctes(const std::string& ctes, const std::string& statement);
 
 }  // namespace etwaudit

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "core/time_format.h"
+#include "store/activity_columns.h"
 
 namespace etwaudit {
 namespace {
@@ -29,35 +30,6 @@ void bind_optional(SQLite::Statement& statement, int index, std::int64_t value, 
     statement.bind(index);
 }
 
-// activity's columns per Op: its event count and, where sizes mean bytes
-// moved, its byte total.
-struct OpColumns {
-  Op op;
-  const char* count;
-  const char* bytes;  // nullptr: sizes of this op are not summed
-};
-constexpr OpColumns op_columns[op_count] = {
-    {Op::read, "reads", "read_bytes"},
-    {Op::write, "writes", "write_bytes"},
-    {Op::open, "opens", nullptr},
-    {Op::close, "closes", nullptr},
-    {Op::cleanup, "cleanups", nullptr},
-    {Op::create, "creates", nullptr},
-    {Op::remove, "deletes", nullptr},
-    {Op::rename, "renames", nullptr},
-    {Op::set_info, "set_infos", nullptr},
-    {Op::flush, "flushes", nullptr},
-    {Op::disk_read, "disk_reads", "disk_read_bytes"},
-    {Op::disk_write, "disk_writes", "disk_write_bytes"},
-    {Op::close_write, "close_writes", nullptr},
-};
-constexpr bool op_columns_in_op_order() {
-  for (int i = 0; i < op_count; ++i)
-    if (static_cast<int>(op_columns[i].op) != i) return false;
-  return true;
-}
-static_assert(op_columns_in_op_order());
-
 // INSERT ... ON CONFLICT DO UPDATE adding every counter; parameters in the
 // order segment, process, file, events, first_id, last_id, then per op its
 // count and, where it has one, its bytes.
@@ -67,7 +39,7 @@ std::string activity_upsert_sql() {
   std::string updates =
       "events = events + excluded.events, first_id = min(first_id, excluded.first_id), "
       "last_id = max(last_id, excluded.last_id)";
-  for (const OpColumns& op : op_columns) {
+  for (const ActivityColumns& op : activity_columns) {
     for (const char* column : {op.count, op.bytes}) {
       if (!column) continue;
       columns += std::string(", ") + column;
@@ -140,13 +112,14 @@ EventWriter::EventWriter(SQLite::Database& db, const Catalog& catalog, SelfExclu
       m_insert_process(db, "INSERT INTO processes (pid, start_time, image, command_line) VALUES (?, ?, ?, ?)"),
       m_update_run(db,
                    "UPDATE collector_runs SET last_commit_at = ?, events_received = ?, events_written = ?, "
-                   "events_dropped = ?, events_lost = ?, events_excluded = ?, bad_input = ?, unresolved = ? "
-                   "WHERE run_id = ?") {
+                   "events_dropped = ?, events_lost = ?, events_excluded = ?, bad_input = ?, unresolved = ?, "
+                   "first_event_at = ?, last_event_at = ? WHERE run_id = ?") {
   m_last_event_id = db.execAndGet("SELECT coalesce(max(id), 0) FROM events").getInt64();
   m_last_segment_id = db.execAndGet("SELECT coalesce(max(segment_id), 0) FROM segments").getInt64();
 }
 
-void EventWriter::begin_run(const std::string& source, const std::string& host, std::uint32_t collector_pid) {
+void EventWriter::begin_run(const std::string& source, const std::string& host, std::uint32_t collector_pid,
+                            bool live) {
   SQLite::Transaction transaction(m_db);
   // Runs that never recorded their end died (we hold the only writer lock).
   m_db.exec(
@@ -154,12 +127,13 @@ void EventWriter::begin_run(const std::string& source, const std::string& host, 
       "exit_reason = 'interrupted (the collector stopped without closing its run)' "
       "WHERE stopped_at IS NULL");
   SQLite::Statement insert(
-      m_db, "INSERT INTO collector_runs (source, host, pid, version, started_at) VALUES (?, ?, ?, ?, ?)");
+      m_db, "INSERT INTO collector_runs (source, host, pid, version, started_at, live) VALUES (?, ?, ?, ?, ?, ?)");
   insert.bind(1, source);
   insert.bind(2, host);
   bind_optional(insert, 3, collector_pid, collector_pid != 0);
   insert.bind(4, ETWAUDIT_VERSION);
   insert.bind(5, static_cast<std::int64_t>(now_ns()));
+  insert.bind(6, live ? 1 : 0);
   insert.exec();
   m_run_id = m_db.getLastInsertRowid();
   transaction.commit();
@@ -281,6 +255,7 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
   const std::int64_t last_event_id_before = m_last_event_id;
   const Segment segment_before = m_segment;
   const std::int64_t last_segment_id_before = m_last_segment_id;
+  const std::int64_t first_event_time_before = m_first_event_time, last_event_time_before = m_last_event_time;
   m_touched.clear();
   m_activity.clear();
   try {
@@ -304,6 +279,8 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
       if (m_pending_count == rows_per_insert) insert_pending();
 
       add_to_segment(id, event.time);
+      m_first_event_time = std::min(m_first_event_time, event.time);
+      m_last_event_time = std::max(m_last_event_time, event.time);
       ActivityTotals& totals = m_activity[ActivityKey{m_segment.id, process, file}];
       if (totals.events == 0) totals.first_id = id;
       ++totals.events;
@@ -327,7 +304,7 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
       m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.last_id));
       for (int op = 0; op < op_count; ++op) {
         m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.count[op]));
-        if (op_columns[op].bytes) m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.bytes[op]));
+        if (activity_columns[op].bytes) m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.bytes[op]));
       }
       m_upsert_activity.exec();
       m_upsert_activity.reset();
@@ -351,6 +328,8 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
     m_last_event_id = last_event_id_before;
     m_segment = segment_before;
     m_last_segment_id = last_segment_id_before;
+    m_first_event_time = first_event_time_before;
+    m_last_event_time = last_event_time_before;
     // Files and processes inserted by the batch were rolled back with it.
     std::fill(m_file_ids.begin(), m_file_ids.end(), 0);
     std::fill(m_process_ids.begin(), m_process_ids.end(), 0);
@@ -378,7 +357,9 @@ void EventWriter::save_run_counters(const RunStats& stats, std::uint64_t written
   m_update_run.bind(6, static_cast<std::int64_t>(stats.excluded.load() + excluded));
   m_update_run.bind(7, static_cast<std::int64_t>(stats.bad_input.load()));
   m_update_run.bind(8, static_cast<std::int64_t>(stats.unresolved.load() + unresolved));
-  m_update_run.bind(9, static_cast<std::int64_t>(m_run_id));
+  bind_optional(m_update_run, 9, m_first_event_time, m_first_event_time != INT64_MAX);
+  bind_optional(m_update_run, 10, m_last_event_time, m_last_event_time != INT64_MIN);
+  m_update_run.bind(11, static_cast<std::int64_t>(m_run_id));
   m_update_run.exec();
 }
 

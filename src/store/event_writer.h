@@ -47,7 +47,9 @@ class EventWriter {
   // Inserts this run's collector_runs row (and closes the rows of runs that
   // died without closing their own: we hold the only writer lock).
   // collector_pid is the pid of the process doing the collecting (0: not recorded).
-  void begin_run(const std::string& source, const std::string& host, std::uint32_t collector_pid = 0);
+  // live: the events happen on this host as we record them (not from a file).
+  void begin_run(const std::string& source, const std::string& host, std::uint32_t collector_pid = 0,
+                 bool live = false);
   // Writes batch (sorted in place by time) and the run counters in stats in one
   // transaction; afterwards adds what it wrote to stats.
   void write_batch(std::vector<FileEvent>& batch, RunStats& stats);
@@ -103,6 +105,8 @@ class EventWriter {
   const Catalog& m_catalog;
   SelfExclusion m_self;
   std::int64_t m_run_id = 0;
+  std::int64_t m_first_event_time = INT64_MAX;  // exact time bounds of what the run wrote
+  std::int64_t m_last_event_time = INT64_MIN;
   std::int64_t m_last_event_id = 0;    // ids only grow
   std::int64_t m_last_segment_id = 0;  // highest segment id in the database
   Segment m_segment;                   // the open segment

@@ -31,6 +31,9 @@
 #endif
 
 #include "core/catalog.h"
+#include "core/time_format.h"
+#include "query/filters.h"
+#include "query/report.h"
 #include "sources/event_source.h"
 #include "store/collection.h"
 #include "store/database.h"
@@ -224,6 +227,83 @@ void print_phase(const char* name, const PhaseResult& result, std::uint64_t even
               result.seconds, result.cpu * 1e6 / events, static_cast<double>(result.bytes) / events);
 }
 
+// Times every report on an existing database: over all of it, and over one
+// hour with one path or one process, as people ask.
+void query_benchmark(const std::string& path) {
+  auto db = etwaudit::open_read_only(path);
+  etwaudit::prepare_read_connection(*db);
+  auto text = [&](const std::string& sql) { return db->execAndGet(sql).getString(); };
+  auto number = [&](const std::string& sql) { return db->execAndGet(sql).getInt64(); };
+  const std::int64_t events = number("SELECT count(*) FROM events");
+  const std::int64_t first_hour = number("SELECT min(hour) FROM segments");
+  const std::int64_t last_hour = number("SELECT max(hour) FROM segments");
+  // An hour in the middle, not aligned to the hour, as "--since 1h" would give.
+  const std::int64_t hour = (first_hour + last_hour) / 2;
+  const std::int64_t since = hour * etwaudit::ns_per_hour + 1397 * etwaudit::ns_per_second + 123456789;
+  const std::int64_t until = since + etwaudit::ns_per_hour;
+  // The busiest file and process, and a file of middling popularity.
+  const std::string busy_path = text(
+      "SELECT path FROM files WHERE file_id = (SELECT file_id FROM activity GROUP BY file_id ORDER BY sum(events) DESC LIMIT 1)");
+  const std::string typical_path = text(
+      "SELECT path FROM files WHERE file_id = (SELECT file_id FROM activity GROUP BY file_id ORDER BY sum(events) DESC "
+      "LIMIT 1 OFFSET (SELECT count(DISTINCT file_id) / 10 FROM activity))");
+  const std::string busy_pid = std::to_string(number(
+      "SELECT pid FROM processes WHERE process_id = (SELECT process_id FROM activity GROUP BY process_id "
+      "ORDER BY sum(events) DESC LIMIT 1)"));
+  std::printf("database %s: %lld events, hours %s .. %s\n", path.c_str(), static_cast<long long>(events),
+              etwaudit::format_iso8601(first_hour * etwaudit::ns_per_hour).c_str(),
+              etwaudit::format_iso8601(last_hour * etwaudit::ns_per_hour).c_str());
+  std::printf("one hour: %s; busy path %s; typical path %s; busy pid %s\n\n",
+              etwaudit::format_iso8601(since).c_str(), busy_path.c_str(), typical_path.c_str(), busy_pid.c_str());
+
+  struct Case {
+    std::string report;
+    std::string scope;
+    etwaudit::QueryFilters filters;
+    etwaudit::Params params;
+  };
+  auto windowed = [&](etwaudit::QueryFilters filters) {
+    filters.since = since;
+    filters.until = until;
+    return filters;
+  };
+  etwaudit::QueryFilters all, busy_file, typical_file, busy_process;
+  busy_file.path = busy_path;
+  typical_file.path = typical_path;
+  busy_process.process = busy_pid;
+  std::vector<Case> cases;
+  for (const char* report : {"summary", "top-files", "top-processes", "timeline"})
+    cases.push_back({report, "whole database", all, {}});
+  cases.push_back({"timeline", "whole database, --bucket 1d", all, {{"bucket", std::to_string(24 * etwaudit::ns_per_hour)}}});
+  for (const etwaudit::Report& report : etwaudit::reports()) {
+    cases.push_back({report.name, "1 hour", windowed(all), {}});
+    if (report.argument != "process") {
+      cases.push_back({report.name, "1 hour, busy path", windowed(busy_file), {}});
+      cases.push_back({report.name, "1 hour, typical path", windowed(typical_file), {}});
+    }
+    if (report.argument != "path") cases.push_back({report.name, "1 hour, busy process", windowed(busy_process), {}});
+  }
+  cases.push_back({"timeline", "1 hour, --bucket 1m", windowed(all), {{"bucket", std::to_string(60 * etwaudit::ns_per_second)}}});
+  cases.push_back({"file-history", "whole database, typical path", typical_file, {}});
+  cases.push_back({"process-activity", "whole database, busy process", busy_process, {}});
+
+  std::printf("%-18s %-32s %9s %7s\n", "report", "scope", "ms", "rows");
+  for (Case& c : cases) {
+    const etwaudit::Report* report = etwaudit::find_report(c.report);
+    if (c.params.count("bucket") == 0) c.params["bucket"] = std::to_string(etwaudit::ns_per_hour);
+    double best = 1e9;
+    std::size_t rows = 0;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      const auto started = Clock::now();
+      auto results = etwaudit::run_statements(*db, report->sections, c.filters, c.params);
+      best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - started).count());
+      rows = 0;
+      for (const auto& table : results) rows += table.rows.size();
+    }
+    std::printf("%-18s %-32s %9.1f %7zu\n", c.report.c_str(), c.scope.c_str(), best, rows);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -243,6 +323,7 @@ int main(int argc, char** argv) {
     ("db", "keep the database of the etwaudit run here (for query benchmarks)", cxxopts::value<std::string>())
     ("dir", "directory for the benchmark databases", cxxopts::value<std::string>())
     ("skip-naive", "skip (b), the slow indexed insert")
+    ("queries", "time every report on the --db database (made first, by (c), if it does not exist)")
     ("h,help", "show this help");
   // clang-format on
   try {
@@ -260,6 +341,22 @@ int main(int argc, char** argv) {
     if (events == 0 || batch_size == 0 || shape.processes == 0 || shape.files < shape.processes || shape.rate <= 0) {
       std::cerr << "etwaudit-bench: --events and --batch-size must be positive, --files >= --processes > 0\n";
       return 2;
+    }
+    if (args.count("queries")) {
+      if (!args.count("db")) {
+        std::cerr << "etwaudit-bench: --queries needs --db\n";
+        return 2;
+      }
+      const std::string db = args["db"].as<std::string>();
+      if (!fs::exists(db)) {
+        std::vector<double> rss;
+        std::uint64_t wal = 0;
+        std::printf("making %s: %llu events at %.0f events/s simulated\n", db.c_str(),
+                    static_cast<unsigned long long>(events), shape.rate);
+        pipeline(db, shape, events, batch_size, rss, wal);
+      }
+      query_benchmark(db);
+      return 0;
     }
     const fs::path dir = args.count("dir") ? fs::path(args["dir"].as<std::string>())
                                            : fs::temp_directory_path() / ("etwaudit-bench-" + std::to_string(getpid()));

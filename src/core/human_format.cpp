@@ -1,4 +1,4 @@
-#include "cli/format.h"
+#include "core/human_format.h"
 
 #include <cstdio>
 

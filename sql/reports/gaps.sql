@@ -1,0 +1,24 @@
+-- name: gaps
+-- description: Time no collector run covered, and what each run lost or dropped.
+-- section: gaps
+WITH runs AS (
+  SELECT c.covered_from, c.covered_until
+  FROM v_run_coverage AS c, bounds AS b
+  WHERE c.covered_from IS NOT NULL AND c.covered_until >= b.lo AND c.covered_from <= b.hi),
+ordered AS (
+  SELECT covered_from, max(covered_until) OVER (ORDER BY covered_from ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS previous_end
+  FROM runs)
+SELECT iso_time(previous_end) AS gap_from, iso_time(covered_from) AS gap_until,
+       (covered_from - previous_end) / 1000000000 AS seconds
+FROM ordered
+WHERE previous_end < covered_from
+ORDER BY covered_from;
+
+-- section: runs
+SELECT r.run_id, r.source, r.host, iso_time(c.covered_from) AS covered_from, iso_time(c.covered_until) AS covered_until,
+       r.events_written AS written, r.events_lost AS lost, r.events_dropped AS dropped,
+       r.events_excluded AS excluded, r.bad_input, r.unresolved,
+       coalesce(r.exit_reason, CASE WHEN r.stopped_at IS NULL THEN 'running or interrupted' END) AS exit_reason
+FROM collector_runs AS r JOIN v_run_coverage AS c ON c.run_id = r.run_id, bounds AS b
+WHERE c.covered_from IS NULL OR (c.covered_until >= b.lo AND c.covered_from <= b.hi)
+ORDER BY r.run_id

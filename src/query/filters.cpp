@@ -1,0 +1,294 @@
+#include "query/filters.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/glob.h"
+#include "core/time_format.h"
+#include "store/activity_columns.h"
+
+namespace etwaudit {
+namespace {
+
+bool all_digits(std::string_view text) {
+  return !text.empty() && text.size() < 11 && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::string op_names_list() {
+  std::string list;
+  for (int i = 0; i < op_count; ++i) list += std::string(i ? ", " : "") + std::string(op_name(static_cast<Op>(i)));
+  return list;
+}
+
+// ---- SQL functions ---------------------------------------------------------
+
+const char* text_argument(sqlite3_value* value) {
+  return reinterpret_cast<const char*>(sqlite3_value_text(value));
+}
+
+// The glob compiled once per statement: SQLite keeps it with the constant argument.
+const PathGlob* cached_glob(sqlite3_context* context, sqlite3_value* pattern_value) {
+  if (auto* glob = static_cast<const PathGlob*>(sqlite3_get_auxdata(context, 0))) return glob;
+  const char* pattern = text_argument(pattern_value);
+  std::string error;
+  auto compiled = PathGlob::compile(pattern ? pattern : "", error);
+  if (!compiled) {
+    sqlite3_result_error(context, ("bad pattern: " + error).c_str(), -1);
+    return nullptr;
+  }
+  auto* glob = new PathGlob(std::move(*compiled));
+  sqlite3_set_auxdata(context, 0, glob, [](void* p) { delete static_cast<PathGlob*>(p); });
+  return static_cast<const PathGlob*>(sqlite3_get_auxdata(context, 0));
+}
+
+// path_match(pattern, path): 1 when the glob matches, 0 otherwise (or path NULL).
+void path_match(sqlite3_context* context, int, sqlite3_value** argv) {
+  const PathGlob* glob = cached_glob(context, argv[0]);
+  if (!glob) return;
+  const char* path = text_argument(argv[1]);
+  sqlite3_result_int(context, path && glob->matches(path) ? 1 : 0);
+}
+
+// process_match(pattern, pid, image): a pattern of digits is a pid, anything
+// else a glob over the image.
+void process_match(sqlite3_context* context, int, sqlite3_value** argv) {
+  const char* pattern = text_argument(argv[0]);
+  if (pattern && all_digits(pattern)) {
+    sqlite3_result_int(context, sqlite3_value_int64(argv[1]) == std::stoll(pattern) ? 1 : 0);
+    return;
+  }
+  const PathGlob* glob = cached_glob(context, argv[0]);
+  if (!glob) return;
+  const char* image = text_argument(argv[2]);
+  sqlite3_result_int(context, image && glob->matches(image) ? 1 : 0);
+}
+
+// iso_time(ns): "2026-12-02T10:15:30.1234567Z"; NULL stays NULL.
+void iso_time(sqlite3_context* context, int, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+    sqlite3_result_null(context);
+    return;
+  }
+  std::string text = format_iso8601(sqlite3_value_int64(argv[0]));
+  sqlite3_result_text(context, text.c_str(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+}
+
+// ---- the read-only guard ---------------------------------------------------
+
+// Pragmas that only read, with or without an argument naming an object.
+constexpr const char* reading_pragmas[] = {
+    "table_info",   "table_xinfo",  "index_list",      "index_info",  "index_xinfo",   "foreign_key_list",
+    "table_list",   "user_version", "schema_version",  "page_size",   "page_count",    "freelist_count",
+    "journal_mode", "encoding",     "compile_options", "function_list", "pragma_list", "collation_list",
+    "module_list",  "database_list", "integrity_check", "quick_check", "application_id", "data_version"};
+// Of those, the ones whose argument names an object (setting the others takes an argument).
+constexpr const char* pragmas_with_object_argument[] = {"table_info",       "table_xinfo",     "index_list",
+                                                        "index_info",       "index_xinfo",     "foreign_key_list",
+                                                        "integrity_check", "quick_check",      "table_list"};
+
+bool in(const char* const* list, std::size_t size, const char* name) {
+  for (std::size_t i = 0; i < size; ++i)
+    if (name && sqlite3_stricmp(list[i], name) == 0) return true;
+  return false;
+}
+
+thread_local std::string g_refusal;  // why the guard refused the last statement
+
+// The first refusal of a statement is the one to report: refusing CREATE TABLE
+// also refuses the INSERT into sqlite_schema that would follow.
+int refuse(std::string what) {
+  if (g_refusal.empty()) g_refusal = std::move(what);
+  return SQLITE_DENY;
+}
+
+int read_only_guard(void*, int action, const char* a, const char* b, const char*, const char*) {
+  auto name = [](const char* text) { return std::string(text ? text : "?"); };
+  switch (action) {
+    case SQLITE_SELECT:
+    case SQLITE_READ:
+    case SQLITE_RECURSIVE:
+      return SQLITE_OK;
+    case SQLITE_FUNCTION:
+      if (b && sqlite3_stricmp(b, "load_extension") == 0) return refuse("load_extension() is refused");
+      return SQLITE_OK;
+    case SQLITE_PRAGMA: {
+      const bool known = in(reading_pragmas, std::size(reading_pragmas), a);
+      const bool object_argument = in(pragmas_with_object_argument, std::size(pragmas_with_object_argument), a);
+      if (known && (!b || object_argument)) return SQLITE_OK;
+      return refuse(b ? "PRAGMA " + name(a) + " = ... changes the database and is refused"
+                      : "PRAGMA " + name(a) + " is refused (only pragmas that read are allowed)");
+    }
+    case SQLITE_INSERT:
+    case SQLITE_UPDATE:
+    case SQLITE_DELETE:
+      // CREATE, DROP and ALTER show up first as changes to the schema table.
+      if (a && (sqlite3_stricmp(a, "sqlite_master") == 0 || sqlite3_stricmp(a, "sqlite_temp_master") == 0))
+        return refuse("statements that change the database are refused (CREATE, DROP, ALTER, ...)");
+      if (action == SQLITE_INSERT) return refuse("INSERT into '" + name(a) + "' is refused");
+      if (action == SQLITE_UPDATE) return refuse("UPDATE of '" + name(a) + "' is refused");
+      return refuse("DELETE from '" + name(a) + "' is refused");
+    case SQLITE_ATTACH: return refuse("ATTACH is refused");
+    case SQLITE_DETACH: return refuse("DETACH is refused");
+    case SQLITE_TRANSACTION:
+    case SQLITE_SAVEPOINT: return refuse("transactions are refused");
+    default: return refuse("statements that change the database are refused (CREATE, DROP, ALTER, ...)");
+  }
+}
+
+// ---- the WITH clause -------------------------------------------------------
+
+// Activity's per-op columns as `expression AS column`, with unselected ops 0.
+std::string activity_select_list(const QueryFilters& filters, const std::string& source) {
+  auto selected = [&](Op op) {
+    return filters.ops.empty() || std::find(filters.ops.begin(), filters.ops.end(), op) != filters.ops.end();
+  };
+  std::string events;
+  std::string columns;
+  for (const ActivityColumns& column : activity_columns) {
+    const bool on = selected(column.op);
+    for (const char* name : {column.count, column.bytes}) {
+      if (!name) continue;
+      columns += std::string(", ") + (on ? source + name : std::string("0")) + " AS " + name;
+    }
+    if (on) events += (events.empty() ? "" : " + ") + source + column.count;
+  }
+  return (filters.ops.empty() ? source + "events" : events) + " AS events" + columns;
+}
+
+// The same columns for a single event e (for segments at the window's edges).
+std::string counted_select_list(const QueryFilters& filters) {
+  std::string columns = "1 AS events";
+  for (const ActivityColumns& column : activity_columns) {
+    const bool on =
+        filters.ops.empty() || std::find(filters.ops.begin(), filters.ops.end(), column.op) != filters.ops.end();
+    const std::string op = std::to_string(static_cast<int>(column.op));
+    columns += std::string(", ") + (on ? "(e.op = " + op + ")" : "0") + " AS " + column.count;
+    if (column.bytes)
+      columns += std::string(", ") + (on ? "CASE WHEN e.op = " + op + " THEN coalesce(e.size, 0) ELSE 0 END" : "0") +
+                 " AS " + column.bytes;
+  }
+  return columns;
+}
+
+std::string op_condition(const QueryFilters& filters) {
+  if (filters.ops.empty()) return "";
+  std::string list;
+  for (Op op : filters.ops) list += (list.empty() ? "" : ", ") + std::to_string(static_cast<int>(op));
+  return " AND e.op IN (" + list + ")";
+}
+
+}  // namespace
+
+std::int64_t parse_time_argument(const std::string& option, const std::string& value, std::int64_t now) {
+  if (auto relative = parse_duration(value)) return now - *relative;
+  if (auto absolute = parse_iso8601(value)) return *absolute;
+  throw UsageError(option + " '" + value +
+                   "': expected ISO-8601 with Z or an offset (2026-12-02T10:15:00Z, 2026-12-02T11:15:00+01:00) "
+                   "or a time back from now (90s, 15m, 2h, 7d)");
+}
+
+void check_glob_argument(const std::string& option, const std::string& value) {
+  std::string error;
+  if (!PathGlob::compile(value, error)) throw UsageError(option + " '" + value + "': " + error);
+}
+
+Op parse_op_argument(const std::string& value) {
+  if (auto op = op_from_name(value)) return *op;
+  throw UsageError("--op '" + value + "': unknown operation (expected one of: " + op_names_list() + ")");
+}
+
+std::string filter_ctes(const QueryFilters& filters) {
+  const std::string picked_processes = "(SELECT process_id FROM processes WHERE process_match(:process, pid, image))";
+  const std::string picked_files = "(SELECT file_id FROM files WHERE path_match(:path, coalesce(path, nt_path)))";
+  // The same filters on activity rows (a) and on events (e).
+  std::string on_activity, on_events;
+  if (filters.process) {
+    on_activity += " AND a.process_id IN " + picked_processes;
+    on_events += " AND e.process_id IN " + picked_processes;
+  }
+  if (filters.path) {
+    on_activity += " AND a.file_id IN " + picked_files;
+    on_events += " AND e.file_id IN " + picked_files;
+  }
+  on_events += " AND coalesce(e.ts, e.id) BETWEEN b.lo AND b.hi" + op_condition(filters);
+  // Activity rows of the window's segments that pass the filters. CROSS JOIN
+  // fixes the join order SQLite would otherwise guess: with a path, start from
+  // the few files through activity_by_file; without, walk the window's
+  // segments along activity's key (segment, process).
+  const std::string located = filters.path
+                                  ? "activity a CROSS JOIN window_segments w ON w.segment_id = a.segment_id"
+                                  : "window_segments w CROSS JOIN activity a ON a.segment_id = w.segment_id";
+  const std::string event_columns =
+      "e.id, coalesce(e.ts, e.id), e.process_id, e.tid, e.op, e.file_id, e.offset, e.size";
+
+  std::string sql =
+      "bounds(lo, hi) AS (SELECT coalesce(:since, -9223372036854775807), coalesce(:until, 9223372036854775807)),\n"
+      "window_segments(segment_id, hour, first_id, last_id, inside) AS (\n"
+      "  SELECT s.segment_id, s.hour, s.first_id, s.last_id, s.min_time >= b.lo AND s.max_time <= b.hi\n"
+      "  FROM segments s, bounds b WHERE s.max_time >= b.lo AND s.min_time <= b.hi),\n";
+  if (filters.process || filters.path) {
+    // The id ranges of the matching activity rows, overlapping ones merged, so
+    // that each event is read at most once however many rows point at it.
+    sql +=
+        "located_ranges(first_id, last_id, island) AS (\n"
+        "  SELECT first_id, last_id, sum(starts) OVER (ORDER BY first_id ROWS UNBOUNDED PRECEDING) FROM (\n"
+        "    SELECT a.first_id, a.last_id,\n"
+        "           coalesce(a.first_id > max(a.last_id) OVER (ORDER BY a.first_id ROWS BETWEEN UNBOUNDED PRECEDING"
+        " AND 1 PRECEDING), 1) AS starts\n"
+        "    FROM " + located + " WHERE 1" + on_activity + ")),\n"
+        "event_ranges(first_id, last_id) AS (\n"
+        "  SELECT min(first_id), max(last_id) FROM located_ranges GROUP BY island),\n"
+        "windowed_events(id, time, process_id, tid, op, file_id, offset, size) AS (\n"
+        "  SELECT " + event_columns + "\n"
+        "  FROM event_ranges r CROSS JOIN events e ON e.id BETWEEN r.first_id AND r.last_id, bounds b\n"
+        "  WHERE 1" + on_events + "),\n";
+  } else {
+    sql +=
+        "windowed_events(id, time, process_id, tid, op, file_id, offset, size) AS (\n"
+        "  SELECT " + event_columns + "\n"
+        "  FROM events e, bounds b\n"
+        "  WHERE e.id BETWEEN (SELECT min(first_id) FROM window_segments) AND (SELECT max(last_id) FROM window_segments)"
+        + on_events + "),\n";
+  }
+  // Inside the window the activity rows count; at its edges (at most the two
+  // segments it cuts through) each matching event is a row of its own, which
+  // is cheaper than grouping them, and the same once a report adds them up.
+  sql +=
+      "windowed_activity AS (\n"
+      "  SELECT a.segment_id, w.hour, a.process_id, a.file_id, " + activity_select_list(filters, "a.") + "\n"
+      "  FROM " + located + "\n"
+      "  WHERE w.inside" + on_activity + "\n"
+      "  UNION ALL\n"
+      "  SELECT w.segment_id, w.hour, e.process_id, e.file_id, " + counted_select_list(filters) + "\n"
+      "  FROM window_segments w CROSS JOIN events e ON e.id BETWEEN w.first_id AND w.last_id, bounds b\n"
+      "  WHERE NOT w.inside" + on_events + ")";
+  return sql;
+}
+
+void add_filter_params(const QueryFilters& filters, Params& params) {
+  if (filters.since) params["since"] = std::to_string(*filters.since);
+  if (filters.until) params["until"] = std::to_string(*filters.until);
+  if (filters.process) params["process"] = *filters.process;
+  if (filters.path) params["path"] = *filters.path;
+}
+
+void prepare_read_connection(SQLite::Database& db) {
+  db.createFunction("path_match", 2, true, nullptr, path_match);
+  db.createFunction("process_match", 3, true, nullptr, process_match);
+  db.createFunction("iso_time", 1, true, nullptr, iso_time);
+  // The reports say how to find events; an index built on the fly over
+  // millions of events is never the better plan.
+  db.exec("PRAGMA automatic_index = OFF");
+  sqlite3_set_authorizer(db.getHandle(), read_only_guard, nullptr);
+}
+
+std::string take_refusal() {
+  std::string refusal;
+  refusal.swap(g_refusal);
+  return refusal;
+}
+
+}  // namespace etwaudit

@@ -1,0 +1,67 @@
+#pragma once
+// The filters every report shares (--since, --until, --process, --path, --op)
+// and the SQL they become.
+//
+// Reports do not repeat the filtering: the runner puts common table
+// expressions in front of each report's SELECT, built from fixed fragments
+// for the filters that are present, with every value bound as a parameter:
+//
+//   bounds(lo, hi)            the time window in ns
+//   window_segments(...)      segments overlapping it; inside = wholly inside
+//   windowed_events(...)      the matching events themselves, exact to the ns:
+//                             id, time, process_id, tid, op, file_id, offset, size
+//   windowed_activity(...)    the counts of the matching events by segment,
+//                             process and file: activity rows for segments
+//                             inside the window, and one row per event in the
+//                             segments at its edges, so a key can have several
+//                             rows: always add them up. Columns segment_id,
+//                             hour, process_id, file_id, events and the
+//                             per-operation columns of activity (unselected
+//                             --op operations are 0)
+//
+// So a report over the whole window aggregates windowed_activity (small), and
+// a report that lists events reads windowed_events, which goes through the
+// activity index to the few id ranges that hold them.
+
+#include <SQLiteCpp/Database.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/file_event.h"
+#include "query/report.h"
+
+namespace etwaudit {
+
+struct QueryFilters {
+  std::optional<std::int64_t> since;   // ns since epoch, inclusive
+  std::optional<std::int64_t> until;   // ns since epoch, inclusive
+  std::optional<std::string> process;  // image glob, or a pid
+  std::optional<std::string> path;     // path glob
+  std::vector<Op> ops;                 // empty: every operation
+};
+
+// Reads a --since/--until value: ISO-8601 with Z or an offset, or a time
+// relative to now ("15m", "2h", "7d"). Throws UsageError naming the option.
+std::int64_t parse_time_argument(const std::string& option, const std::string& value, std::int64_t now);
+// Checks a --path/--process glob; throws UsageError naming the option and why.
+void check_glob_argument(const std::string& option, const std::string& value);
+// --op NAME; throws UsageError listing the names.
+Op parse_op_argument(const std::string& value);
+
+// The WITH clause described above (without the word WITH), for these filters.
+std::string filter_ctes(const QueryFilters& filters);
+// The parameters filter_ctes binds (:since, :until, :process, :path).
+void add_filter_params(const QueryFilters& filters, Params& params);
+
+// Makes db ready for queries: the functions reports use (path_match,
+// process_match, iso_time, op_name) and a guard that refuses anything but
+// reading, with a message that says what was refused.
+void prepare_read_connection(SQLite::Database& db);
+// Why the guard refused the last statement on this thread (and forgets it);
+// empty when it refused nothing.
+std::string take_refusal();
+
+}  // namespace etwaudit

@@ -1,0 +1,202 @@
+#include "query/output.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <ostream>
+
+#include "core/error.h"
+#include "core/human_format.h"
+
+namespace etwaudit {
+namespace {
+
+constexpr std::size_t max_path_width = 60;     // path columns
+constexpr std::size_t max_process_width = 40;  // process images: the name matters most
+
+// Display width of UTF-8 text: code points, not bytes.
+std::size_t display_width(const std::string& text) {
+  return static_cast<std::size_t>(std::count_if(
+      text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+// Byte offset of the code point with index n.
+std::size_t byte_offset(const std::string& text, std::size_t n) {
+  std::size_t seen = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+      if (seen == n) return i;
+      ++seen;
+    }
+  }
+  return text.size();
+}
+
+bool is_bytes_column(const std::string& name) {
+  return name == "bytes" || name == "size" || (name.size() > 6 && name.compare(name.size() - 6, 6, "_bytes") == 0);
+}
+
+bool is_path_column(const std::string& name) {
+  return name == "path" || name == "process" || name == "image" || name == "nt_path" || name == "source" ||
+         name == "command_line";
+}
+
+// Control characters would break the table's lines.
+std::string printable(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  return text;
+}
+
+void write_table(std::ostream& out, const Table& table) {
+  const std::size_t columns = table.columns.size();
+  std::vector<std::vector<std::string>> cells;
+  std::vector<bool> right_aligned(columns, true);
+  for (const auto& row : table.rows) {
+    auto& texts = cells.emplace_back();
+    for (std::size_t c = 0; c < columns; ++c) {
+      const Cell& cell = row[c];
+      if (cell.type == Cell::Type::text) right_aligned[c] = false;
+      std::string text = printable(cell.text);
+      if (cell.type == Cell::Type::integer && is_bytes_column(table.columns[c]))
+        text = human_bytes(static_cast<std::uint64_t>(std::max<long long>(0, std::stoll(cell.text))));
+      else if (cell.type == Cell::Type::text && is_path_column(table.columns[c]))
+        text = shorten_path(text, table.columns[c] == "process" || table.columns[c] == "image" ? max_process_width
+                                                                                                 : max_path_width);
+      texts.push_back(std::move(text));
+    }
+  }
+  std::vector<std::size_t> widths(columns);
+  for (std::size_t c = 0; c < columns; ++c) widths[c] = display_width(table.columns[c]);
+  for (const auto& row : cells)
+    for (std::size_t c = 0; c < columns; ++c) widths[c] = std::max(widths[c], display_width(row[c]));
+
+  auto write_row = [&](const std::vector<std::string>& row) {
+    std::string line;
+    for (std::size_t c = 0; c < columns; ++c) {
+      const std::string padding(widths[c] - display_width(row[c]), ' ');
+      line += right_aligned[c] ? padding + row[c] : row[c] + padding;
+      if (c + 1 < columns) line += "  ";
+    }
+    line.erase(line.find_last_not_of(' ') + 1);
+    out << line << '\n';
+  };
+  write_row(table.columns);
+  std::vector<std::string> rule;
+  for (std::size_t c = 0; c < columns; ++c) rule.emplace_back(widths[c], '-');
+  write_row(rule);
+  for (const auto& row : cells) write_row(row);
+  out << "(" << table.rows.size() << (table.rows.size() == 1 ? " row)\n" : " rows)\n");
+}
+
+std::string csv_field(const Cell& cell) {
+  if (cell.type == Cell::Type::null) return "";
+  if (cell.text.find_first_of(",\"\r\n") == std::string::npos) return cell.text;
+  std::string quoted = "\"";
+  for (char c : cell.text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+void write_csv(std::ostream& out, const Table& table) {
+  for (std::size_t c = 0; c < table.columns.size(); ++c)
+    out << (c ? "," : "") << csv_field(Cell{Cell::Type::text, table.columns[c]});
+  out << "\r\n";
+  for (const auto& row : table.rows) {
+    for (std::size_t c = 0; c < row.size(); ++c) out << (c ? "," : "") << csv_field(row[c]);
+    out << "\r\n";
+  }
+}
+
+nlohmann::ordered_json json_value(const Cell& cell) {
+  switch (cell.type) {
+    case Cell::Type::null: return nullptr;
+    case Cell::Type::integer: return std::stoll(cell.text);
+    case Cell::Type::real: return std::stod(cell.text);
+    case Cell::Type::text: return cell.text;
+  }
+  return nullptr;
+}
+
+nlohmann::ordered_json json_row(const Table& table, const std::vector<Cell>& row) {
+  nlohmann::ordered_json object = nlohmann::ordered_json::object();
+  for (std::size_t c = 0; c < table.columns.size(); ++c) object[table.columns[c]] = json_value(row[c]);
+  return object;
+}
+
+std::string dump(const nlohmann::ordered_json& value, int indent = -1) {
+  // Paths are not always valid UTF-8; such bytes become U+FFFD instead of an error.
+  return value.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+}  // namespace
+
+OutputFormat parse_output_format(const std::string& name) {
+  if (name == "table") return OutputFormat::table;
+  if (name == "csv") return OutputFormat::csv;
+  if (name == "json") return OutputFormat::json;
+  if (name == "jsonl") return OutputFormat::jsonl;
+  throw UsageError("--format '" + name + "': expected table, csv, json or jsonl");
+}
+
+std::string shorten_path(const std::string& path, std::size_t max_width) {
+  const std::size_t width = display_width(path);
+  if (width <= max_width || max_width < 8) return path;
+  const auto last_separator = path.find_last_of("\\/");
+  std::size_t tail = last_separator == std::string::npos ? 0 : width - display_width(path.substr(0, last_separator));
+  tail = std::min(tail, max_width - 4);  // keep the file name (and its separator) when it fits
+  if (tail < max_width / 2) tail = max_width / 2;
+  const std::size_t head = max_width - 1 - tail;
+  return path.substr(0, byte_offset(path, head)) + "\u2026" + path.substr(byte_offset(path, width - tail));
+}
+
+void write_results(std::ostream& out, const std::vector<Table>& results, OutputFormat format) {
+  const bool sections = results.size() > 1;
+  switch (format) {
+    case OutputFormat::table:
+      for (std::size_t i = 0; i < results.size(); ++i) {
+        if (sections) out << (i ? "\n" : "") << "## " << results[i].name << "\n";
+        write_table(out, results[i]);
+      }
+      break;
+    case OutputFormat::csv:
+      for (std::size_t i = 0; i < results.size(); ++i) {
+        if (i) out << "\r\n";
+        write_csv(out, results[i]);
+      }
+      break;
+    case OutputFormat::json: {
+      auto as_array = [](const Table& table) {
+        nlohmann::ordered_json array = nlohmann::ordered_json::array();
+        for (const auto& row : table.rows) array.push_back(json_row(table, row));
+        return array;
+      };
+      nlohmann::ordered_json document;
+      if (sections) {
+        document = nlohmann::ordered_json::object();
+        for (const Table& table : results) document[table.name] = as_array(table);
+      } else {
+        document = results.empty() ? nlohmann::ordered_json::array() : as_array(results.front());
+      }
+      out << dump(document, 2) << "\n";
+      break;
+    }
+    case OutputFormat::jsonl:
+      for (const Table& table : results) {
+        for (const auto& row : table.rows) {
+          nlohmann::ordered_json object = json_row(table, row);
+          if (sections) {
+            nlohmann::ordered_json with_section = {{"section", table.name}};
+            with_section.update(object);
+            object = std::move(with_section);
+          }
+          out << dump(object) << "\n";
+        }
+      }
+      break;
+  }
+}
+
+}  // namespace etwaudit

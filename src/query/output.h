@@ -1,0 +1,33 @@
+#pragma once
+// Writing query results: for people (table) and for programs (csv, json, jsonl).
+//
+// table  aligned columns, numbers to the right; byte columns (bytes, *_bytes,
+//        size) in KiB/MiB/GiB; long paths (path, process, image, ...) shortened
+//        in the middle so that the drive and the file name stay visible
+// csv    RFC 4180: CRLF line ends, fields with a comma, quote or line break
+//        quoted, quotes doubled; NULL is an empty field; exact values
+// json   an array of objects (an object of such arrays, by section, when a
+//        report has several sections); NULL is null, numbers are numbers
+// jsonl  one object per line; with several sections each object also names
+//        its "section"
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "query/report.h"
+
+namespace etwaudit {
+
+enum class OutputFormat { table, csv, json, jsonl };
+
+// nullopt-free parse: throws UsageError for an unknown name.
+OutputFormat parse_output_format(const std::string& name);
+
+void write_results(std::ostream& out, const std::vector<Table>& results, OutputFormat format);
+
+// "C:\Program Files\…\Binn\sqlservr.exe": at most max_width characters, keeping
+// the start and the last component.
+std::string shorten_path(const std::string& path, std::size_t max_width);
+
+}  // namespace etwaudit

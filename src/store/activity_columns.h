@@ -1,0 +1,41 @@
+#pragma once
+// The activity table's per-operation columns (sql/0001_initial.sql): for each
+// Op, the column counting its events and, where sizes are bytes moved, the
+// column summing them. The writer fills them; the reports add them up.
+
+#include "core/file_event.h"
+
+namespace etwaudit {
+
+struct ActivityColumns {
+  Op op;              // the operation
+  const char* count;  // column with its event count
+  const char* bytes;  // column with its byte total; nullptr when sizes are not summed
+};
+
+inline constexpr ActivityColumns activity_columns[op_count] = {
+    {Op::read, "reads", "read_bytes"},
+    {Op::write, "writes", "write_bytes"},
+    {Op::open, "opens", nullptr},
+    {Op::close, "closes", nullptr},
+    {Op::cleanup, "cleanups", nullptr},
+    {Op::create, "creates", nullptr},
+    {Op::remove, "deletes", nullptr},
+    {Op::rename, "renames", nullptr},
+    {Op::set_info, "set_infos", nullptr},
+    {Op::flush, "flushes", nullptr},
+    {Op::disk_read, "disk_reads", "disk_read_bytes"},
+    {Op::disk_write, "disk_writes", "disk_write_bytes"},
+    {Op::close_write, "close_writes", nullptr},
+};
+
+namespace detail {
+constexpr bool activity_columns_in_op_order() {
+  for (int i = 0; i < op_count; ++i)
+    if (static_cast<int>(activity_columns[i].op) != i) return false;
+  return true;
+}
+}  // namespace detail
+static_assert(detail::activity_columns_in_op_order(), "activity_columns[i] must describe Op i");
+
+}  // namespace etwaudit

@@ -1,0 +1,81 @@
+#include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "core/time_format.h"
+#include "query/filters.h"
+#include "report_fixture.h"
+
+using namespace etwaudit;
+using etwaudit::test::ReportFixture;
+
+namespace {
+std::string usage_error(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+std::string refusal(SQLite::Database& db, const std::string& sql) {
+  try {
+    run_sql(db, sql, {});
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(allowed)";
+}
+}  // namespace
+
+TEST_CASE("times for since and until are ISO-8601 or a time back from now", "[filters]") {
+  const std::int64_t now = parse_iso8601("2026-12-02T12:00:00Z").value();
+  CHECK(parse_time_argument("--since", "15m", now) == now - 15 * 60 * ns_per_second);
+  CHECK(parse_time_argument("--since", "7d", now) == now - 7 * 24 * ns_per_hour);
+  CHECK(parse_time_argument("--until", "2026-12-02T13:00:00+01:00", now) == now);
+  CHECK(usage_error([&] { parse_time_argument("--since", "yesterday", now); }) ==
+        "--since 'yesterday': expected ISO-8601 with Z or an offset (2026-12-02T10:15:00Z, 2026-12-02T11:15:00+01:00) "
+        "or a time back from now (90s, 15m, 2h, 7d)");
+  CHECK_THAT(usage_error([&] { parse_time_argument("--until", "2026-12-02T10:00:00", now); }),
+             Catch::StartsWith("--until '2026-12-02T10:00:00': expected ISO-8601 with Z or an offset"));
+}
+
+TEST_CASE("bad globs and operations are usage errors that say which argument and why", "[filters]") {
+  CHECK(usage_error([] { check_glob_argument("--path", "C:\\[abc"); }) ==
+        "--path 'C:\\[abc': '[' at position 4 is never closed with ']'");
+  CHECK(parse_op_argument("delete") == Op::remove);
+  CHECK_THAT(usage_error([] { parse_op_argument("wrote"); }),
+             Catch::StartsWith("--op 'wrote': unknown operation (expected one of: read, write, open"));
+}
+
+TEST_CASE("the query connection reads and refuses everything else, saying what", "[filters]") {
+  ReportFixture fixture;
+  auto& db = fixture.db();
+  CHECK(run_sql(db, "SELECT count(*) FROM events", {}).rows[0][0].text == "12");
+  CHECK(run_sql(db, "PRAGMA table_info(events)", {}).rows.size() == 8);
+  CHECK(run_sql(db, "PRAGMA user_version", {}).rows[0][0].text == "1");
+  CHECK(refusal(db, "DELETE FROM events") == "queries may only read the database: DELETE from 'events' is refused");
+  CHECK(refusal(db, "INSERT INTO ops VALUES (99, 'x', 'y')") ==
+        "queries may only read the database: INSERT into 'ops' is refused");
+  CHECK(refusal(db, "UPDATE files SET path = 'x'") == "queries may only read the database: UPDATE of 'files' is refused");
+  CHECK_THAT(refusal(db, "CREATE TABLE t (x)"), Catch::StartsWith("queries may only read the database: statements"));
+  CHECK_THAT(refusal(db, "DROP VIEW v_events"), Catch::StartsWith("queries may only read the database: statements"));
+  CHECK(refusal(db, "ATTACH DATABASE '/tmp/x.db' AS x") == "queries may only read the database: ATTACH is refused");
+  CHECK(refusal(db, "PRAGMA user_version = 5") ==
+        "queries may only read the database: PRAGMA user_version = ... changes the database and is refused");
+  CHECK(refusal(db, "PRAGMA writable_schema") ==
+        "queries may only read the database: PRAGMA writable_schema is refused (only pragmas that read are allowed)");
+  CHECK(refusal(db, "SELECT load_extension('/tmp/evil.so')") ==
+        "queries may only read the database: load_extension() is refused");
+  CHECK(refusal(db, "BEGIN") == "queries may only read the database: transactions are refused");
+  CHECK(run_sql(db, "SELECT count(*) FROM events", {}).rows[0][0].text == "12");
+}
+
+TEST_CASE("ad-hoc SQL sees the filter tables and binds --param values", "[filters]") {
+  ReportFixture fixture;
+  QueryFilters filters;
+  filters.path = "*.docx";
+  auto results = run_statements(fixture.db(), {{"result", "SELECT count(*), :who FROM windowed_events"}}, filters,
+                                {{"who", "ada"}});
+  CHECK(results[0].rows[0][0].text == "3");
+  CHECK(results[0].rows[0][1].text == "ada");
+}

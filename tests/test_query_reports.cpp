@@ -1,0 +1,156 @@
+#include <catch2/catch.hpp>
+
+#include "report_fixture.h"
+
+using namespace etwaudit;
+using etwaudit::test::at;
+using etwaudit::test::ReportFixture;
+using Rows = std::vector<std::string>;
+
+namespace {
+QueryFilters window(const char* since, const char* until) {
+  QueryFilters filters;
+  filters.since = at(since);
+  filters.until = at(until);
+  return filters;
+}
+}  // namespace
+
+TEST_CASE("every embedded report parses and names itself", "[reports]") {
+  std::vector<std::string> names;
+  for (const Report& report : reports()) names.push_back(report.name);
+  CHECK(names == std::vector<std::string>{"file-history", "gaps", "process-activity", "recent", "summary", "timeline",
+                                          "top-files", "top-processes", "unresolved"});
+  CHECK(find_report("file-history")->argument == "path");
+  CHECK(find_report("process-activity")->argument == "process");
+  CHECK(closest_report_name("top-file") == "top-files");
+  CHECK(closest_report_name("sumary") == "summary");
+}
+
+TEST_CASE("summary counts operations, totals and coverage", "[reports]") {
+  ReportFixture fixture;
+  auto sections = fixture.run("summary");
+  REQUIRE(sections.size() == 3);
+  CHECK(sections[0] == Rows{"read|6|10904", "write|3|1160", "close|1|NULL", "delete|1|NULL", "open|1|NULL"});
+  CHECK(sections[1] == Rows{"12|10904|1160|3|5"});
+  CHECK(sections[2] ==
+        Rows{"2|2026-12-02T10:00:01.0000000Z|2026-12-02T11:00:08.0000000Z|1|3535|0|0|0"});
+}
+
+TEST_CASE("a window that cuts through a segment counts exactly the events inside it", "[reports]") {
+  ReportFixture fixture;
+  auto sections = fixture.run("summary", window("10:00:02", "10:00:11"));
+  CHECK(sections[0] == Rows{"read|3|8292", "close|1|NULL", "write|1|150"});
+  CHECK(sections[1] == Rows{"5|8292|150|2|2"});
+  CHECK(fixture.run("summary", window("10:30:00", "10:40:00"))[0].empty());
+}
+
+TEST_CASE("an op filter keeps only the chosen operations", "[reports]") {
+  ReportFixture fixture;
+  QueryFilters filters;
+  filters.ops = {Op::write, Op::remove};
+  auto sections = fixture.run("summary", filters);
+  CHECK(sections[0] == Rows{"write|3|1160", "delete|1|NULL"});
+  CHECK(sections[1] == Rows{"4|0|1160|3|3"});
+  CHECK(fixture.rows("top-files", filters) ==
+        Rows{"C:\\Users\\ada\\Report, \"Q4\".docx|0|1000|0|1|1", "C:\\Users\\ada\\notes.txt|0|150|0|1|1",
+             "/home/ada/Notes.txt|0|10|0|2|1"});
+}
+
+TEST_CASE("top-files ranks files by bytes moved", "[reports]") {
+  ReportFixture fixture;
+  CHECK(fixture.rows("top-files") == Rows{"C:\\Users\\ada\\Report, \"Q4\".docx|8192|1000|0|3|1",
+                                          "C:\\Users\\ada\\\xC3\x84gypten\\bild.jpg|2000|0|0|1|1",
+                                          "<unknown>|512|0|0|1|1", "C:\\Users\\ada\\notes.txt|200|150|0|5|1",
+                                          "/home/ada/Notes.txt|0|10|0|2|1"});
+  CHECK(fixture.rows("top-files", {}, {{"limit", "2"}}).size() == 2);
+}
+
+TEST_CASE("top-processes ranks processes by bytes moved", "[reports]") {
+  ReportFixture fixture;
+  CHECK(fixture.rows("top-processes") == Rows{"C:\\Program Files\\Office\\WINWORD.EXE|200|NULL|10704|1000|0|5|3",
+                                              "C:\\Windows\\System32\\notepad.exe|100|NULL|200|150|0|5|1",
+                                              "/usr/bin/cp|300|NULL|0|10|0|2|1"});
+}
+
+TEST_CASE("file-history lists who touched a path, in time order", "[reports]") {
+  ReportFixture fixture;
+  QueryFilters docx;
+  docx.path = "*.docx";
+  CHECK(fixture.rows("file-history", docx) ==
+        Rows{"2026-12-02T10:00:10.0000000Z|C:\\Program Files\\Office\\WINWORD.EXE|200|read|C:\\Users\\ada\\Report, \"Q4\".docx|0|4096",
+             "2026-12-02T10:00:11.0000000Z|C:\\Program Files\\Office\\WINWORD.EXE|200|read|C:\\Users\\ada\\Report, \"Q4\".docx|4096|4096",
+             "2026-12-02T10:00:12.0000000Z|C:\\Program Files\\Office\\WINWORD.EXE|200|write|C:\\Users\\ada\\Report, \"Q4\".docx|0|1000"});
+}
+
+TEST_CASE("paths match without regard to case on Windows and exactly on POSIX", "[reports]") {
+  ReportFixture fixture;
+  QueryFilters filters;
+  filters.path = "NOTES.TXT";
+  auto upper = fixture.rows("file-history", filters);
+  CHECK(upper.size() == 5);  // only C:\Users\ada\notes.txt
+  CHECK_THAT(upper.back(), Catch::StartsWith("2026-12-02T11:00:05.0000000Z|C:\\Windows\\System32\\notepad.exe|100|read"));
+  filters.path = "Notes.txt";
+  CHECK(fixture.rows("file-history", filters).size() == 7);  // and /home/ada/Notes.txt
+  filters.path = "c:/users/*/notes.txt";
+  CHECK(fixture.rows("file-history", filters).size() == 5);
+}
+
+TEST_CASE("process-activity shows what a process read and wrote, by image or pid", "[reports]") {
+  ReportFixture fixture;
+  QueryFilters filters;
+  filters.process = "winword.exe";
+  CHECK(fixture.rows("process-activity", filters) ==
+        Rows{"C:\\Program Files\\Office\\WINWORD.EXE|200|C:\\Users\\ada\\Report, \"Q4\".docx|2|8192|1|1000|3",
+             "C:\\Program Files\\Office\\WINWORD.EXE|200|C:\\Users\\ada\\\xC3\x84gypten\\bild.jpg|1|2000|0|0|1",
+             "C:\\Program Files\\Office\\WINWORD.EXE|200|<unknown>|1|512|0|0|1"});
+  filters.process = "300";
+  CHECK(fixture.rows("process-activity", filters) == Rows{"/usr/bin/cp|300|/home/ada/Notes.txt|0|0|1|10|2"});
+}
+
+TEST_CASE("a process and a window narrow each other", "[reports]") {
+  ReportFixture fixture;
+  QueryFilters filters = window("10:00:02", "10:00:11");
+  filters.process = "notepad.exe";
+  CHECK(fixture.run("summary", filters)[0] == Rows{"close|1|NULL", "read|1|100", "write|1|150"});
+}
+
+TEST_CASE("timeline counts events and bytes per bucket and operation", "[reports]") {
+  ReportFixture fixture;
+  CHECK(fixture.rows("timeline") == Rows{"2026-12-02T10:00:00.0000000Z|read|4|10292",
+                                         "2026-12-02T10:00:00.0000000Z|write|2|1150",
+                                         "2026-12-02T10:00:00.0000000Z|open|1|NULL",
+                                         "2026-12-02T10:00:00.0000000Z|close|1|NULL",
+                                         "2026-12-02T11:00:00.0000000Z|read|2|612",
+                                         "2026-12-02T11:00:00.0000000Z|write|1|10",
+                                         "2026-12-02T11:00:00.0000000Z|delete|1|NULL"});
+  CHECK(fixture.rows("timeline", {}, {{"bucket", std::to_string(60 * ns_per_second)}}) ==
+        Rows{"2026-12-02T10:00:00.0000000Z|read|3|8292", "2026-12-02T10:00:00.0000000Z|write|2|1150",
+             "2026-12-02T10:00:00.0000000Z|open|1|NULL", "2026-12-02T10:00:00.0000000Z|close|1|NULL",
+             "2026-12-02T10:01:00.0000000Z|read|1|2000", "2026-12-02T11:00:00.0000000Z|read|2|612",
+             "2026-12-02T11:00:00.0000000Z|write|1|10", "2026-12-02T11:00:00.0000000Z|delete|1|NULL"});
+  CHECK(fixture.rows("timeline", {}, {{"bucket", std::to_string(24 * ns_per_hour)}}).size() == 5);
+}
+
+TEST_CASE("recent lists the newest events first", "[reports]") {
+  ReportFixture fixture;
+  CHECK(fixture.rows("recent", {}, {{"limit", "2"}}) ==
+        Rows{"2026-12-02T11:00:08.0000000Z|200|C:\\Program Files\\Office\\WINWORD.EXE|read|<unknown>|0|512",
+             "2026-12-02T11:00:07.0000000Z|300|/usr/bin/cp|delete|/home/ada/Notes.txt|NULL|NULL"});
+  CHECK(fixture.rows("recent", window("10:00:02", "10:00:04")).size() == 3);
+}
+
+TEST_CASE("unresolved counts events without a file name, by process", "[reports]") {
+  ReportFixture fixture;
+  CHECK(fixture.rows("unresolved") == Rows{"C:\\Program Files\\Office\\WINWORD.EXE|200|1|1"});
+}
+
+TEST_CASE("gaps shows uncovered time and each run's losses", "[reports]") {
+  ReportFixture fixture;
+  auto sections = fixture.run("gaps");
+  CHECK(sections[0] == Rows{"2026-12-02T10:01:10.0000000Z|2026-12-02T11:00:05.0000000Z|3535"});
+  REQUIRE(sections[1].size() == 2);
+  CHECK_THAT(sections[1][0], Catch::StartsWith("1|replay:first.jsonl|host|2026-12-02T10:00:01.0000000Z|"
+                                               "2026-12-02T10:01:10.0000000Z|8|0|0|0|0|0|end of input"));
+  CHECK(fixture.run("gaps", window("11:00:00", "12:00:00"))[0].empty());
+}
