@@ -274,4 +274,65 @@ TEST_CASE("kill -9 mid-run loses at most the batch in flight and leaves a sound 
   CHECK(query_int(db, "SELECT exit_reason LIKE 'interrupted%' FROM collector_runs WHERE run_id = 1") == 1);
 }
 
+TEST_CASE("query errors say what was wrong, with the right exit code", "[cli][query]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db");
+  REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db}).exit_code == 0);
+  auto typo = run(dir, {"query", "top-file", "--db", db});
+  CHECK(typo.exit_code == 2);
+  CHECK_THAT(typo.err, Catch::Contains("unknown report 'top-file'; did you mean 'top-files'?") &&
+                           Catch::Contains("process-activity PROCESS"));
+  auto bad_time = run(dir, {"query", "summary", "--since", "last tuesday", "--db", db});
+  CHECK(bad_time.exit_code == 2);
+  CHECK_THAT(bad_time.err, Catch::Contains("--since 'last tuesday': expected ISO-8601"));
+  auto bad_glob = run(dir, {"query", "file-history", "C:\\[x", "--db", db});
+  CHECK(bad_glob.exit_code == 2);
+  CHECK_THAT(bad_glob.err, Catch::Contains("is never closed"));
+  auto no_argument = run(dir, {"query", "file-history", "--db", db});
+  CHECK(no_argument.exit_code == 2);
+  CHECK_THAT(no_argument.err, Catch::Contains("file-history needs a path"));
+  auto write = run(dir, {"query", "--sql", "DELETE FROM events", "--db", db});
+  CHECK(write.exit_code == 1);
+  CHECK_THAT(write.err, Catch::Contains("queries may only read the database: DELETE from 'events' is refused"));
+  CHECK(query_int(db, "SELECT count(*) FROM events") == 163);
+  auto bad_sql = run(dir, {"query", "--sql", "SELECT nonsense FROM nowhere", "--db", db});
+  CHECK(bad_sql.exit_code == 1);
+  CHECK_THAT(bad_sql.err, Catch::Contains("query failed: no such table: nowhere"));
+}
+
+TEST_CASE("query writes csv, json and jsonl, to a file when asked", "[cli][query]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db");
+  REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db}).exit_code == 0);
+  auto csv = run(dir, {"query", "file-history", "Steuer*", "--format", "csv", "--db", db});
+  CHECK(csv.exit_code == 0);
+  CHECK_THAT(csv.out, Catch::StartsWith("time,process,pid,op,path,offset,size\r\n") &&
+                          Catch::Contains(",open,\"C:\\Users\\ada\\Documents\\Steuer, Belege \"\"2025\"\".pdf\",,\r\n"));
+  const auto output = dir.file("top.json");
+  auto json = run(dir, {"query", "top-files", "--limit", "1", "--format", "json", "--output", output, "--db", db});
+  CHECK(json.exit_code == 0);
+  CHECK(json.out.empty());
+  CHECK_THAT(read_file(output), Catch::StartsWith("[\n  {\n    \"path\": \"\\\\\\\\nas01\\\\backup") &&
+                                    Catch::Contains("\"write_bytes\": 20971520"));
+  auto jsonl = run(dir, {"query", "recent", "--limit", "2", "--format", "jsonl", "--db", db});
+  CHECK(std::count(jsonl.out.begin(), jsonl.out.end(), '\n') == 2);
+  auto filtered = run(dir, {"query", "summary", "--process", "notepad.exe", "--op", "write", "--db", db});
+  CHECK_THAT(filtered.out, Catch::Contains("write       3  5.7 KiB") && !Catch::Contains("read "));
+}
+
+TEST_CASE("queries run while a collector writes, without 'database is locked'", "[cli][query]") {
+  TempDir dir;
+  LiveCollector collector(dir, {"--batch-size", "50", "--flush-ms", "10"});
+  collector.send(0, 200);
+  REQUIRE(wait_until(collector.db, "SELECT count(*) FROM events", 200));
+  TempDir other;
+  for (int round = 0; round < 10; ++round) {
+    collector.send(200 + round * 300, 500 + round * 300);
+    auto summary = run(other, {"query", "summary", "--db", collector.db});
+    INFO(summary.err);
+    CHECK(summary.exit_code == 0);
+    CHECK(summary.err.empty());
+  }
+}
+
 #endif  // _WIN32
