@@ -93,8 +93,10 @@ TEST_CASE("the table aligns columns, shows sizes for people and keeps lines whol
 TEST_CASE("long paths are shortened in the middle, keeping the file name", "[output]") {
   const std::string path = "C:\\Program Files\\Microsoft SQL Server\\MSSQL16.MSSQLSERVER\\MSSQL\\Binn\\sqlservr.exe";
   const std::string shortened = shorten_path(path, 40);
-  CHECK(shortened == "C:\\Program Files\\Mi\u2026QL\\Binn\\sqlservr.exe");
+  CHECK(shortened == "C:\\Program Files\\\u2026\\Binn\\sqlservr.exe");
   CHECK(shorten_path("C:\\short.txt", 40) == "C:\\short.txt");
+  CHECK(shorten_path("/home/ada/a-file-name-that-is-far-too-long-to-show-whole.txt", 20) ==
+        "/home/ada/\u2026whole.txt");
 }
 
 TEST_CASE("an unknown format is a usage error", "[output]") {

@@ -144,12 +144,30 @@ OutputFormat parse_output_format(const std::string& name) {
 std::string shorten_path(const std::string& path, std::size_t max_width) {
   const std::size_t width = display_width(path);
   if (width <= max_width || max_width < 8) return path;
-  const auto last_separator = path.find_last_of("\\/");
-  std::size_t tail = last_separator == std::string::npos ? 0 : width - display_width(path.substr(0, last_separator));
-  tail = std::min(tail, max_width - 4);  // keep the file name (and its separator) when it fits
-  if (tail < max_width / 2) tail = max_width / 2;
-  const std::size_t head = max_width - 1 - tail;
-  return path.substr(0, byte_offset(path, head)) + "\u2026" + path.substr(byte_offset(path, width - tail));
+  const std::size_t budget = max_width - 1;  // room left beside the ellipsis
+  // Whole components where possible: the last ones, then the first ones.
+  std::vector<std::size_t> separators;
+  for (std::size_t i = 0; i < path.size(); ++i)
+    if (path[i] == '\\' || path[i] == '/') separators.push_back(i);
+  std::string tail, head;
+  for (auto it = separators.rbegin(); it != separators.rend(); ++it) {
+    std::string candidate = path.substr(*it);
+    if (!tail.empty() && display_width(candidate) > budget * 3 / 5) break;
+    if (display_width(candidate) > budget - 3) break;
+    tail = std::move(candidate);
+  }
+  if (!tail.empty()) {
+    for (std::size_t separator : separators) {
+      std::string candidate = path.substr(0, separator + 1);
+      if (display_width(candidate) + display_width(tail) > budget || separator + 1 > path.size() - tail.size())
+        break;
+      head = std::move(candidate);
+    }
+    if (!head.empty()) return head + "\u2026" + tail;
+  }
+  // A name too long for that: cut inside it, keeping its end.
+  const std::size_t keep_end = budget / 2, keep_start = budget - keep_end;
+  return path.substr(0, byte_offset(path, keep_start)) + "\u2026" + path.substr(byte_offset(path, width - keep_end));
 }
 
 void write_results(std::ostream& out, const std::vector<Table>& results, OutputFormat format) {
