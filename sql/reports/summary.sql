@@ -1,37 +1,15 @@
 -- name: summary
 -- description: Events and bytes per operation, processes and files seen, and how well collectors covered the time.
 -- section: operations
-WITH t AS MATERIALIZED (
-  SELECT sum(reads) AS reads, sum(read_bytes) AS read_bytes,
-         sum(writes) AS writes, sum(write_bytes) AS write_bytes,
-         sum(opens) AS opens,
-         sum(closes) AS closes,
-         sum(cleanups) AS cleanups,
-         sum(creates) AS creates,
-         sum(deletes) AS deletes,
-         sum(renames) AS renames,
-         sum(set_infos) AS set_infos,
-         sum(flushes) AS flushes,
-         sum(disk_reads) AS disk_reads, sum(disk_read_bytes) AS disk_read_bytes,
-         sum(disk_writes) AS disk_writes, sum(disk_write_bytes) AS disk_write_bytes,
-         sum(close_writes) AS close_writes
-  FROM windowed_activity)
-SELECT op, events, bytes FROM (
-  SELECT o.name AS op,
-         CASE o.op WHEN 0 THEN t.reads WHEN 1 THEN t.writes WHEN 2 THEN t.opens WHEN 3 THEN t.closes WHEN 4
-       THEN t.cleanups WHEN 5 THEN t.creates WHEN 6 THEN t.deletes WHEN 7 THEN t.renames WHEN 8 THEN
-       t.set_infos WHEN 9 THEN t.flushes WHEN 10 THEN t.disk_reads WHEN 11 THEN t.disk_writes WHEN
-       12 THEN t.close_writes END AS events,
-         CASE o.op WHEN 0 THEN t.read_bytes WHEN 1 THEN t.write_bytes WHEN 10 THEN t.disk_read_bytes WHEN 11
-       THEN t.disk_write_bytes END AS bytes
-  FROM ops AS o, t)
-WHERE events > 0
-ORDER BY events DESC, op;
+SELECT o.name AS op, t.events, t.bytes
+FROM windowed_op_totals AS t JOIN ops AS o ON o.op = t.op
+WHERE t.events > 0
+ORDER BY t.events DESC, o.name;
 
 -- section: totals
-SELECT coalesce(sum(events), 0)     AS events,
-       coalesce(sum(read_bytes), 0)  AS read_bytes,
-       coalesce(sum(write_bytes), 0) AS write_bytes,
+SELECT coalesce(sum(events), 0)                                 AS events,
+       coalesce(sum(read_bytes), 0)                             AS read_bytes,
+       coalesce(sum(write_bytes), 0)                            AS write_bytes,
        count(DISTINCT CASE WHEN events > 0 THEN process_id END) AS processes,
        count(DISTINCT CASE WHEN events > 0 THEN file_id END)    AS files
 FROM windowed_activity;

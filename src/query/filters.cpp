@@ -173,6 +173,25 @@ std::string counted_select_list(const QueryFilters& filters) {
   return columns;
 }
 
+// windowed_activity's per-operation columns as rows (op, events, bytes),
+// summed over the whole window (group_by empty) or per value of group_by.
+std::string unpivoted_operations(const std::string& group_by) {
+  std::string sums, events = "CASE o.op", bytes = "CASE o.op";
+  for (const ActivityColumns& column : activity_columns) {
+    const std::string op = std::to_string(static_cast<int>(column.op));
+    sums += std::string(", sum(") + column.count + ") AS " + column.count;
+    events += std::string(" WHEN ") + op + " THEN t." + column.count;
+    if (column.bytes) {
+      sums += std::string(", sum(") + column.bytes + ") AS " + column.bytes;
+      bytes += std::string(" WHEN ") + op + " THEN t." + column.bytes;
+    }
+  }
+  const std::string key = group_by.empty() ? "" : "t." + group_by + ", ";
+  return "  SELECT " + key + "o.op, " + events + " END, " + bytes + " END\n" +
+         "  FROM (SELECT " + (group_by.empty() ? "" : group_by + ", ") + sums.substr(2) +
+         " FROM windowed_activity" + (group_by.empty() ? "" : " GROUP BY " + group_by) + ") AS t CROSS JOIN ops AS o";
+}
+
 std::string op_condition(const QueryFilters& filters) {
   if (filters.ops.empty()) return "";
   std::string list;
@@ -264,7 +283,9 @@ std::string filter_ctes(const QueryFilters& filters) {
       "  UNION ALL\n"
       "  SELECT w.segment_id, w.hour, e.process_id, e.file_id, " + counted_select_list(filters) + "\n"
       "  FROM window_segments w CROSS JOIN events e ON e.id BETWEEN w.first_id AND w.last_id, bounds b\n"
-      "  WHERE NOT w.inside" + on_events + ")";
+      "  WHERE NOT w.inside" + on_events + "),\n"
+      "windowed_op_totals(op, events, bytes) AS (\n" + unpivoted_operations("") + "),\n"
+      "windowed_ops(hour, op, events, bytes) AS (\n" + unpivoted_operations("hour") + ")";
   return sql;
 }
 

@@ -18,6 +18,9 @@
 //                             hour, process_id, file_id, events and the
 //                             per-operation columns of activity (unselected
 //                             --op operations are 0)
+//   windowed_op_totals(op, events, bytes)        those counts per operation
+//   windowed_ops(hour, op, events, bytes)        and per operation and hour
+//                             (bytes NULL for operations without sizes)
 //
 // So a report over the whole window aggregates windowed_activity (small), and
 // a report that lists events reads windowed_events, which goes through the

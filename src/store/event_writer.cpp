@@ -61,6 +61,13 @@ std::string event_insert_sql(int rows) {
   return sql;
 }
 
+void bind_text_or_null(SQLite::Statement& statement, int index, const std::string& text) {
+  if (text.empty())
+    statement.bind(index);
+  else
+    statement.bind(index, text);
+}
+
 }  // namespace
 
 SelfExclusion SelfExclusion::for_database(const std::string& database_path, std::uint32_t pid) {
@@ -157,25 +164,17 @@ std::int64_t EventWriter::lookup_or_insert_file(const std::string& path) {
 }
 
 std::int64_t EventWriter::lookup_or_insert_process(const ProcessInfo& info) {
-  m_find_process.reset();
-  m_find_process.bind(1, static_cast<std::int64_t>(info.pid));
-  bind_optional(m_find_process, 2, info.start_time, info.start_time != 0);
-  if (info.image.empty())
-    m_find_process.bind(3);
-  else
-    m_find_process.bind(3, info.image);
+  // The identity columns, the same for the lookup and the insert.
+  auto bind_identity = [&](SQLite::Statement& statement) {
+    statement.reset();
+    statement.bind(1, static_cast<std::int64_t>(info.pid));
+    bind_optional(statement, 2, info.start_time, info.start_time != 0);
+    bind_text_or_null(statement, 3, info.image);
+  };
+  bind_identity(m_find_process);
   if (m_find_process.executeStep()) return m_find_process.getColumn(0).getInt64();
-  m_insert_process.reset();
-  m_insert_process.bind(1, static_cast<std::int64_t>(info.pid));
-  bind_optional(m_insert_process, 2, info.start_time, info.start_time != 0);
-  if (info.image.empty())
-    m_insert_process.bind(3);
-  else
-    m_insert_process.bind(3, info.image);
-  if (info.command_line.empty())
-    m_insert_process.bind(4);
-  else
-    m_insert_process.bind(4, info.command_line);
+  bind_identity(m_insert_process);
+  bind_text_or_null(m_insert_process, 4, info.command_line);
   m_insert_process.exec();
   return m_db.getLastInsertRowid();
 }
