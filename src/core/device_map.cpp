@@ -1,0 +1,80 @@
+#include "core/device_map.h"
+
+#include <cctype>
+
+#include "core/error.h"
+
+namespace etwaudit {
+namespace {
+
+bool starts_with_ignoring_case(std::string_view text, std::string_view prefix) {
+  if (text.size() < prefix.size()) return false;
+  for (std::size_t i = 0; i < prefix.size(); ++i) {
+    if (std::toupper(static_cast<unsigned char>(text[i])) != std::toupper(static_cast<unsigned char>(prefix[i])))
+      return false;
+  }
+  return true;
+}
+
+// prefix matches text and ends where a path component ends.
+bool is_component_prefix(std::string_view text, std::string_view prefix) {
+  return starts_with_ignoring_case(text, prefix) && (text.size() == prefix.size() || text[prefix.size()] == '\\');
+}
+
+// "\server\share\x" after a redirector prefix, without ";LanmanRedirector" and
+// ";Z:0000…" components.
+std::string unc_path(std::string_view rest) {
+  while (rest.size() > 1 && rest[0] == '\\' && rest[1] == ';') {
+    const auto next = rest.find('\\', 1);
+    rest = next == std::string_view::npos ? std::string_view() : rest.substr(next);
+  }
+  return "\\" + std::string(rest);
+}
+
+}  // namespace
+
+void DeviceMap::add(std::string_view drive, std::string_view target) {
+  if (drive.size() != 2 || !std::isalpha(static_cast<unsigned char>(drive[0])) || drive[1] != ':')
+    throw UsageError("device map: '" + std::string(drive) + "' is not a drive (expected a letter and a colon, e.g. C:)");
+  if (target.empty()) throw UsageError("device map: no target for drive " + std::string(drive));
+  while (target.size() > 1 && target.back() == '\\') target.remove_suffix(1);
+  std::string upper_drive = {static_cast<char>(std::toupper(static_cast<unsigned char>(drive[0]))), ':'};
+  for (auto& device : m_devices) {
+    if (device.drive == upper_drive) {
+      device.target = std::string(target);
+      return;
+    }
+  }
+  m_devices.push_back({upper_drive, std::string(target)});
+}
+
+void DeviceMap::add_mapping(std::string_view mapping) {
+  const auto equals = mapping.find('=');
+  if (equals == std::string_view::npos)
+    throw UsageError("--device-map '" + std::string(mapping) + "': expected DRIVE=TARGET, e.g. C:=\\Device\\HarddiskVolume3");
+  add(mapping.substr(0, equals), mapping.substr(equals + 1));
+}
+
+std::optional<std::string> DeviceMap::to_dos_path(std::string_view nt_path) const {
+  for (std::string_view alias : {"\\??\\", "\\DosDevices\\", "\\GLOBAL??\\"}) {
+    if (!starts_with_ignoring_case(nt_path, alias)) continue;
+    std::string_view rest = nt_path.substr(alias.size());
+    if (starts_with_ignoring_case(rest, "UNC\\")) return "\\" + std::string(rest.substr(3));
+    return std::string(rest);
+  }
+  for (std::string_view redirector : {"\\Device\\Mup", "\\Device\\LanmanRedirector"}) {
+    if (is_component_prefix(nt_path, redirector)) return unc_path(nt_path.substr(redirector.size()));
+  }
+  const Device* best = nullptr;
+  for (const Device& device : m_devices) {
+    if (device.target.rfind("\\Device\\", 0) != 0) continue;  // SUBST and the like: not a volume
+    if (is_component_prefix(nt_path, device.target) && (!best || device.target.size() > best->target.size()))
+      best = &device;
+  }
+  if (best) return best->drive + std::string(nt_path.substr(best->target.size()));
+  if (starts_with_ignoring_case(nt_path, "\\Device\\HarddiskVolumeShadowCopy"))
+    return "\\\\?\\GLOBALROOT" + std::string(nt_path);
+  return std::nullopt;
+}
+
+}  // namespace etwaudit
