@@ -6,6 +6,7 @@ namespace etwaudit {
 
 Catalog::Catalog() {
   m_paths.emplace_back();
+  m_file_keys.push_back(0);
   m_path_ids.emplace(std::string(), 0);
   m_processes.emplace_back();
 }
@@ -15,8 +16,40 @@ std::uint32_t Catalog::intern_path(std::string_view path) {
   std::lock_guard lock(m_mutex);
   const auto id = static_cast<std::uint32_t>(m_paths.size());
   m_paths.emplace_back(path);
+  m_file_keys.push_back(0);
   m_path_ids.emplace(std::string(path), id);
   return id;
+}
+
+std::uint32_t Catalog::intern_file_key(std::uint64_t key) {
+  if (key == 0) return 0;
+  if (auto found = m_unresolved_keys.find(key); found != m_unresolved_keys.end()) return found->second;
+  std::lock_guard lock(m_mutex);
+  const auto id = static_cast<std::uint32_t>(m_paths.size());
+  m_paths.emplace_back();
+  m_file_keys.push_back(key);
+  m_unresolved_keys.emplace(key, id);
+  return id;
+}
+
+void Catalog::resolve_file_key(std::uint64_t key, std::string_view name) {
+  if (name.empty()) return;
+  const auto found = m_unresolved_keys.find(key);
+  if (found == m_unresolved_keys.end()) return;
+  const std::uint32_t id = found->second;
+  m_unresolved_keys.erase(found);
+  {
+    std::lock_guard lock(m_mutex);
+    m_paths[id] = name;
+    m_resolutions.push_back(Resolution{id, std::string(name)});
+  }
+  // Later events that name the file directly then share the entry the
+  // earlier ones were stored under.
+  if (m_path_ids.find(name) == m_path_ids.end()) m_path_ids.emplace(std::string(name), id);
+}
+
+void Catalog::forget_file_key(std::uint64_t key) {
+  m_unresolved_keys.erase(key);
 }
 
 std::uint32_t Catalog::intern_process(std::uint32_t pid, std::int64_t start_time, std::string_view image,
@@ -39,6 +72,12 @@ std::string Catalog::path(std::uint32_t id) const {
   return m_paths[id];
 }
 
+std::uint64_t Catalog::file_key(std::uint32_t id) const {
+  std::lock_guard lock(m_mutex);
+  if (id >= m_file_keys.size()) throw std::out_of_range("unknown path id " + std::to_string(id));
+  return m_file_keys[id];
+}
+
 ProcessInfo Catalog::process(std::uint32_t id) const {
   std::lock_guard lock(m_mutex);
   if (id >= m_processes.size()) throw std::out_of_range("unknown process id " + std::to_string(id));
@@ -53,6 +92,13 @@ std::size_t Catalog::path_count() const {
 std::size_t Catalog::process_count() const {
   std::lock_guard lock(m_mutex);
   return m_processes.size();
+}
+
+std::vector<Resolution> Catalog::take_resolutions() {
+  std::vector<Resolution> taken;
+  std::lock_guard lock(m_mutex);
+  taken.swap(m_resolutions);
+  return taken;
 }
 
 }  // namespace etwaudit

@@ -1,0 +1,179 @@
+#pragma once
+// EtwDecoder: turns ETW records into FileEvents, on any OS.
+//
+// Both ETW sources, the live Windows session and the .etl importer, hand each
+// record to decode() as a RawRecord (core/raw_record.h). The decoder
+// dispatches on the provider or kernel event-class GUID first, then on the
+// opcode (classic kernel events) or the event id (manifest events), then on
+// the version, and takes the width of pointer fields from the record's own
+// header (etw-facts.md §0, §3.1). It knows:
+//
+//   FileIo {90cbdc39-…}, v2 and v3    names (0, 32, 35, 36), Create 64, Cleanup 65,
+//                                     Close 66, Read 67, Write 68, SetInfo 69,
+//                                     Delete 70, Rename 71, Flush 73, the path
+//                                     events 79-81 (v3), and DirEnum 72,
+//                                     QueryInfo 74, FSControl 75, OperationEnd 76,
+//                                     DirNotify 77, which are counted only
+//   Microsoft-Windows-Kernel-File     ids 10-30, v0 and v1, the same operations
+//   DiskIo {3d6fa8d4-…}, v2 and v3    Read 10 and Write 11 (disk_read, disk_write)
+//   Process {3d6fa8d0-…}, v3 and v4   Start 1, End 2, DCStart 3, DCEnd 4
+//   Microsoft-Windows-Kernel-Process  ProcessStart 1, ProcessStop 2,
+//                                     ThreadStart 3, ThreadStop 4
+//   Thread {3d6fa8d1-…}, v0 to v4     Start 1, End 2, DCStart 3, DCEnd 4
+//   Lost_Event {6a399ae0-…}           RTLostEvent 32, RTLostBuffer 33, RTLostFile 34
+//
+// Everything else is counted as unknown and never guessed at. Every field is
+// read through bounds checks; a record of a known kind that is too short, or
+// whose string has no terminator inside the payload, is counted as malformed
+// and produces nothing.
+//
+// File names (etw-facts.md §3.5, design.md §6). Two tables map kernel values
+// to catalog path ids: FileKey -> name, filled by the name events (FileIo
+// Name, FileCreate, FileRundown; Kernel-File NameCreate) and emptied by
+// FileDelete / NameDelete; and FileObject -> name, filled by Create and
+// emptied by Close. An event's file is looked up by its FileKey first, then
+// its FileObject (DiskIo has only the one "FileObject" field, which is
+// matched against both tables). When neither is known, the event gets the
+// catalog's unresolved entry for the key (the FileKey if the event has one,
+// else the FileObject); when a name for that key arrives later, typically in
+// the FileRundown at the end of a trace, Catalog::resolve_file_key names the
+// entry and the store back-fills what it has written. Names are NT paths as
+// the kernel gives them (\Device\HarddiskVolume3\...), converted to UTF-8.
+//
+// Processes. A process is its pid and start time (ProcessInfo). Process
+// events intern it with its image (the short ImageFileName of the kernel
+// Process events, the NT path of Kernel-Process) and command line; a pid met
+// before any process event is interned with an empty image. Kernel events
+// often carry pid 0xFFFFFFFF, or 0 / 4 when the work runs in the System
+// context; then the event's thread (the TTID or IssuingThreadId field when it
+// has one, else the header's) is looked up in the thread -> process map that
+// the Thread events keep. Ends do not remove entries: records of different
+// processors reach an .etl file in separate buffers, so an End can be read
+// before events that happened earlier; a reused pid or tid is replaced by its
+// next Start.
+//
+// Delete and rename may each be reported twice, by the SetInfo-style event
+// (FileIo 70/71, Kernel-File 18/19/29) and by the path event (FileIo 79/80,
+// Kernel-File 26/27) of the same IRP. Whether Windows logs both for one
+// operation is UNVERIFIED, so the decoder delivers whichever comes first and
+// folds its partner (same IRP, FileObject and operation) into it.
+//
+// Steady state allocates nothing: tables are flat arrays that grow only past
+// their high-water mark, strings are converted into reused buffers, and the
+// catalog allocates only for a path or process it has not seen. decode() is
+// noexcept; if memory runs out (or the sink throws) the record is counted as
+// failed.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/catalog.h"
+#include "core/file_event.h"
+#include "core/raw_record.h"
+#include "sources/etw/key_table.h"
+
+namespace etwaudit {
+
+namespace decoder_detail {
+struct FileLayout;                 // where an operation event keeps its fields (decoder.cpp)
+enum class Action : std::uint8_t;  // what an operation event does (decoder.cpp)
+}  // namespace decoder_detail
+
+struct DecoderStats {
+  std::uint64_t records = 0;        // records passed to decode()
+  std::uint64_t file_events = 0;    // FileIo / Kernel-File operation records decoded, delivered or counted only
+  std::uint64_t delivered = 0;      // FileEvents handed to the sink, disk events included
+  std::uint64_t counted_only = 0;   // operation records decoded but not delivered (DirEnum, QueryInfo, FSControl, ...)
+  std::uint64_t duplicates = 0;     // delete/rename records folded into their partner of the same IRP
+  std::uint64_t disk_events = 0;    // DiskIo reads and writes delivered
+  std::uint64_t names = 0;          // name records decoded (Name, FileCreate, FileDelete, FileRundown, NameCreate, ...)
+  std::uint64_t rundown_names = 0;  // of which FileRundown (FileIo opcode 36)
+  std::uint64_t processes = 0;      // process records decoded (kernel Process, Kernel-Process 1 and 2)
+  std::uint64_t threads = 0;        // thread records decoded (kernel Thread, Kernel-Process 3 and 4)
+  std::uint64_t lost_markers = 0;   // RTLostEvent / RTLostBuffer / RTLostFile markers
+  std::uint64_t unknown = 0;        // records of a provider, event or version the decoder does not decode
+  std::uint64_t malformed = 0;      // records of a known kind with a short or broken payload
+  std::uint64_t unresolved = 0;     // delivered events whose file name was not known when delivered
+  std::uint64_t failed = 0;         // records abandoned because memory ran out or the sink threw
+};
+
+// Receives the decoder's events, on the thread that calls decode().
+class FileEventSink {
+ public:
+  virtual ~FileEventSink() = default;
+  virtual void deliver(const FileEvent& event) = 0;
+};
+
+class EtwDecoder {
+ public:
+  // Both must outlive the decoder. Interning into catalog happens on the
+  // thread that calls decode().
+  EtwDecoder(Catalog& catalog, FileEventSink& sink);
+
+  EtwDecoder(const EtwDecoder&) = delete;
+  EtwDecoder& operator=(const EtwDecoder&) = delete;
+
+  // Decodes one record: updates the name, thread and process tables and
+  // delivers at most one FileEvent. Never throws.
+  void decode(const RawRecord& record) noexcept;
+
+  const DecoderStats& stats() const { return m_stats; }
+
+ private:
+  // A delete or rename delivered recently, to fold its partner event into.
+  struct RecentOperation {
+    std::uint64_t irp = 0;          // the IRP of the operation
+    std::uint64_t file_object = 0;  // its FileObject
+    Op op = Op::remove;             // remove or rename
+    bool from_path_event = false;   // delivered by the path event (79/80, 26/27) rather than the SetInfo-style one
+  };
+
+  void decode_file_io(const RawRecord& record);
+  void decode_kernel_file(const RawRecord& record);
+  void decode_disk_io(const RawRecord& record);
+  void decode_process(const RawRecord& record);
+  void decode_kernel_process(const RawRecord& record);
+  void decode_thread(const RawRecord& record);
+  void decode_lost_event(const RawRecord& record);
+
+  // A name event: FileKey then the name (FileIo 0/32/35/36, Kernel-File 10/11).
+  void decode_name(const RawRecord& record, bool removes, bool rundown);
+  // An operation event with the given layout and action.
+  void decode_operation(const RawRecord& record, const decoder_detail::FileLayout& layout,
+                        decoder_detail::Action action, Op op);
+
+  // The path id of the file that key_value (a FileKey) or object_value (a
+  // FileObject) names, or their unresolved catalog entry.
+  std::uint32_t file_path(std::uint64_t key_value, std::uint64_t object_value);
+  // The catalog process of an event whose header says pid and whose issuing
+  // thread is thread.
+  std::uint32_t event_process(std::uint32_t pid, std::uint32_t thread);
+  // The catalog process for pid, interned with an empty image if pid is new.
+  std::uint32_t process_for_pid(std::uint32_t pid);
+  // Learns a name for FileKey key_value.
+  void name_key(std::uint64_t key_value, std::string_view name);
+  // True when this delete/rename was already delivered by its partner event;
+  // otherwise remembers it.
+  bool fold_into_partner(std::uint64_t irp, std::uint64_t file_object, Op op, bool from_path_event);
+  // Hands the sink one event of record; offset and size -1 when it has none.
+  void deliver(const RawRecord& record, Op op, std::uint32_t path, std::uint32_t thread, std::int64_t offset,
+               std::int64_t size);
+
+  Catalog& m_catalog;                          // where names and processes are interned
+  FileEventSink& m_sink;                       // where events go
+  DecoderStats m_stats;                        // what decode() has seen
+  KeyTable m_key_names;                        // FileKey -> catalog path id of its name
+  KeyTable m_object_names;                     // FileObject -> catalog path id of its name
+  KeyTable m_thread_processes;                 // tid -> pid
+  KeyTable m_process_ids;                      // pid -> catalog process id
+  std::string m_text;                          // scratch: a converted name
+  std::string m_image;                         // scratch: a converted process image
+  std::string m_command_line;                  // scratch: a converted command line
+  std::array<RecentOperation, 16> m_recent{};  // recent deletes and renames, a ring
+  std::size_t m_recent_next = 0;               // where the next one goes in m_recent
+};
+
+}  // namespace etwaudit
