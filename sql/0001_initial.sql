@@ -121,6 +121,7 @@ CREATE TABLE collector_runs (
   run_id          INTEGER PRIMARY KEY,
   source          TEXT NOT NULL,     -- replay:FILE, etw, etl:FILE, fanotify, ...
   live            INTEGER NOT NULL,  -- 1: events as they happened on this host; 0: from a file
+  input_hash      TEXT,              -- fingerprint of the file a run read (imports), to refuse reading it twice
   host            TEXT,
   pid             INTEGER,           -- the collector's own pid
   version         TEXT,              -- etwaudit version that wrote the run

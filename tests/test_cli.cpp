@@ -335,4 +335,31 @@ TEST_CASE("queries run while a collector writes, without 'database is locked'", 
   }
 }
 
+TEST_CASE("import reads a trace once, refuses it twice unless forced, and fails clearly on junk", "[cli][import]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db");
+  const std::string trace = std::string(ETWAUDIT_ETL_FIXTURES) + "/perfview-net452-x64-win10.etl";
+  auto first = run(dir, {"import", trace, "--db", db});
+  CHECK(first.exit_code == 0);
+  CHECK_THAT(first.err, Catch::Contains("written 1,791 events; named 1,791 (100.0%)"));
+  auto again = run(dir, {"import", trace, "--db", db});
+  CHECK(again.exit_code == 1);
+  CHECK_THAT(again.err, Catch::Contains("already imported as run 1") && Catch::Contains("--force"));
+  CHECK(query_int(db, "SELECT count(*) FROM events") == 1791);
+  auto forced = run(dir, {"import", trace, "--db", db, "--force"});
+  CHECK(forced.exit_code == 0);
+  CHECK(query_int(db, "SELECT count(*) FROM collector_runs") == 2);
+
+  const auto junk = dir.file("junk.etl");
+  { std::ofstream(junk) << std::string(70000, 'j'); }
+  auto broken = run(dir, {"import", junk, "--db", db});
+  CHECK(broken.exit_code == 1);
+  CHECK_THAT(broken.err, Catch::Contains("cannot read ETL file '" + junk + "'"));
+  auto missing = run(dir, {"import", dir.file("missing.etl"), "--db", db});
+  CHECK(missing.exit_code == 1);
+  CHECK_THAT(missing.err, Catch::Contains("does not exist"));
+  auto nothing = run(dir, {"import", "--db", db});
+  CHECK(nothing.exit_code == 2);
+}
+
 #endif  // _WIN32

@@ -53,6 +53,8 @@ TEST_CASE("device map options are checked", "[device_map]") {
   DeviceMap map;
   map.add_mapping("c:=\\Device\\HarddiskVolume3\\");
   CHECK(map.to_dos_path("\\Device\\HarddiskVolume3\\x") == "C:\\x");
-  CHECK_THROWS_WITH(map.add_mapping("C:\\Device\\HarddiskVolume3"), Catch::Contains("expected DRIVE=TARGET"));
+  map.add_mapping("\\Device\\HarddiskVolume7=E:");
+  CHECK(map.to_dos_path("\\Device\\HarddiskVolume7\\x") == "E:\\x");
+  CHECK_THROWS_WITH(map.add_mapping("C:\\Device\\HarddiskVolume3"), Catch::Contains("expected DEVICE=DRIVE"));
   CHECK_THROWS_WITH(map.add_mapping("CC:=\\Device\\X"), Catch::Contains("is not a drive"));
 }

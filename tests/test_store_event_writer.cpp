@@ -118,6 +118,25 @@ TEST_CASE("paths and processes are stored once, across batches and runs", "[writ
   CHECK(f.count("SELECT count(*) FROM events") == 5);
 }
 
+TEST_CASE("a file written without a name gets it back-filled when the name arrives", "[writer]") {
+  Fixture f;
+  FileEvent read;
+  read.time = t0;
+  read.op = Op::disk_read;
+  read.path = f.catalog.intern_file_key(0xFFFF'8001'2345'6780);
+  read.process = f.catalog.intern_process(100, 0, "C:\\app.exe");
+  f.write({read});
+  CHECK(f.db().execAndGet("SELECT path IS NULL AND file_key = 0xFFFF800123456780 FROM files").getInt() == 1);
+  CHECK(f.db().execAndGet("SELECT path FROM v_events").getString() == "<unresolved key 0xffff800123456780>");
+
+  // The rundown at the end names it; the next commit fills in the row.
+  f.catalog.resolve_file_key(0xFFFF'8001'2345'6780, "\\Device\\HarddiskVolume2\\Windows\\win.ini");
+  f.writer.end_run("end of input", f.stats);
+  CHECK(f.db().execAndGet("SELECT path FROM v_events").getString() == "\\Device\\HarddiskVolume2\\Windows\\win.ini");
+  CHECK(f.db().execAndGet("SELECT name_source FROM files").getString() == "backfill");
+  CHECK(f.db().execAndGet("SELECT unresolved FROM collector_runs").getInt() == 0);
+}
+
 TEST_CASE("the writer never records its own process or its own database files", "[writer]") {
   TempDir dir;
   const auto path = dir.file("audit.db");

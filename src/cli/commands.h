@@ -5,6 +5,7 @@
 namespace etwaudit {
 
 int collect_command(int argc, const char* const* argv);
+int import_command(int argc, const char* const* argv);
 int query_command(int argc, const char* const* argv);
 
 }  // namespace etwaudit

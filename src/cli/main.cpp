@@ -18,6 +18,7 @@ struct Command {
 
 constexpr Command commands[] = {
     {"collect", "record file activity into a database", etwaudit::collect_command},
+    {"import", "read .etl trace files into a database", etwaudit::import_command},
     {"query", "answer questions from a database (reports and SQL)", etwaudit::query_command},
 };
 

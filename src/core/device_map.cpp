@@ -51,8 +51,14 @@ void DeviceMap::add(std::string_view drive, std::string_view target) {
 void DeviceMap::add_mapping(std::string_view mapping) {
   const auto equals = mapping.find('=');
   if (equals == std::string_view::npos)
-    throw UsageError("--device-map '" + std::string(mapping) + "': expected DRIVE=TARGET, e.g. C:=\\Device\\HarddiskVolume3");
-  add(mapping.substr(0, equals), mapping.substr(equals + 1));
+    throw UsageError("--device-map '" + std::string(mapping) +
+                     "': expected DEVICE=DRIVE or DRIVE=DEVICE, e.g. \\Device\\HarddiskVolume3=C:");
+  const std::string_view left = mapping.substr(0, equals), right = mapping.substr(equals + 1);
+  // Either order: the side that is a drive letter is the drive.
+  if (right.size() == 2 && right[1] == ':')
+    add(right, left);
+  else
+    add(left, right);
 }
 
 std::optional<std::string> DeviceMap::to_dos_path(std::string_view nt_path) const {

@@ -31,7 +31,7 @@ class DeviceMap {
   // drive is "C:" (a letter and a colon); target is what QueryDosDeviceW
   // returned for it. Throws UsageError for a malformed drive or empty target.
   void add(std::string_view drive, std::string_view target);
-  // "C:=\Device\HarddiskVolume3", as given to --device-map.
+  // "\Device\HarddiskVolume3=C:" or "C:=\Device\HarddiskVolume3", as given to --device-map.
   void add_mapping(std::string_view mapping);
   void clear() { m_devices.clear(); }
   bool empty() const { return m_devices.empty(); }

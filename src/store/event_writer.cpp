@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <tuple>
 
 #include "core/time_format.h"
 #include "store/activity_columns.h"
@@ -97,10 +98,11 @@ std::size_t EventWriter::ActivityKeyHash::operator()(const ActivityKey& key) con
   return static_cast<std::size_t>(h);
 }
 
-EventWriter::EventWriter(SQLite::Database& db, const Catalog& catalog, SelfExclusion self)
+EventWriter::EventWriter(SQLite::Database& db, Catalog& catalog, SelfExclusion self, const DeviceMap* device_map)
     : m_db(db),
       m_catalog(catalog),
       m_self(std::move(self)),
+      m_device_map(device_map),
       m_insert_event(db, event_insert_sql(1)),
       m_insert_events(db, event_insert_sql(rows_per_insert)),
       m_upsert_activity(db, activity_upsert_sql()),
@@ -112,7 +114,8 @@ EventWriter::EventWriter(SQLite::Database& db, const Catalog& catalog, SelfExclu
       m_find_unnamed_file(db,
                           "SELECT file_id FROM files WHERE path IS NULL AND nt_path IS NULL AND file_key IS NULL "
                           "ORDER BY file_id LIMIT 1"),
-      m_insert_file(db, "INSERT INTO files (path, name_source) VALUES (?, ?)"),
+      m_insert_file(db, "INSERT INTO files (path, nt_path, file_key, name_source) VALUES (?, ?, ?, ?)"),
+      m_name_file(db, "UPDATE files SET path = ?, nt_path = ?, name_source = 'backfill' WHERE file_id = ?"),
       m_find_process(db,
                      "SELECT process_id FROM processes WHERE pid = ? AND start_time IS ? AND image IS ? "
                      "ORDER BY process_id LIMIT 1"),
@@ -126,7 +129,7 @@ EventWriter::EventWriter(SQLite::Database& db, const Catalog& catalog, SelfExclu
 }
 
 void EventWriter::begin_run(const std::string& source, const std::string& host, std::uint32_t collector_pid,
-                            bool live) {
+                            bool live, const std::string& input_hash) {
   SQLite::Transaction transaction(m_db);
   // Runs that never recorded their end died (we hold the only writer lock).
   m_db.exec(
@@ -134,33 +137,70 @@ void EventWriter::begin_run(const std::string& source, const std::string& host, 
       "exit_reason = 'interrupted (the collector stopped without closing its run)' "
       "WHERE stopped_at IS NULL");
   SQLite::Statement insert(
-      m_db, "INSERT INTO collector_runs (source, host, pid, version, started_at, live) VALUES (?, ?, ?, ?, ?, ?)");
+      m_db, "INSERT INTO collector_runs (source, host, pid, version, started_at, live, input_hash) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?)");
   insert.bind(1, source);
-  insert.bind(2, host);
+  bind_text_or_null(insert, 2, host);
   bind_optional(insert, 3, collector_pid, collector_pid != 0);
   insert.bind(4, ETWAUDIT_VERSION);
   insert.bind(5, static_cast<std::int64_t>(now_ns()));
   insert.bind(6, live ? 1 : 0);
+  bind_text_or_null(insert, 7, input_hash);
   insert.exec();
   m_run_id = m_db.getLastInsertRowid();
+  m_run_first_event_id = m_last_event_id;
   transaction.commit();
 }
 
-std::int64_t EventWriter::lookup_or_insert_file(const std::string& path) {
-  SQLite::Statement& find = path.empty() ? m_find_unnamed_file : m_find_file;
-  find.reset();
-  if (!path.empty()) find.bind(1, path);
-  if (find.executeStep()) return find.getColumn(0).getInt64();
-  m_insert_file.reset();
-  if (path.empty()) {
-    m_insert_file.bind(1);
-    m_insert_file.bind(2, "none");
-  } else {
-    m_insert_file.bind(1, path);
-    m_insert_file.bind(2, "event");
+std::pair<std::string, std::string> EventWriter::file_columns(const std::string& name) const {
+  const bool nt = name.rfind("\\Device\\", 0) == 0 || name.rfind("\\??\\", 0) == 0;
+  if (!nt) return {name, std::string()};
+  if (m_device_map)
+    if (auto dos = m_device_map->to_dos_path(name)) return {*dos, name};
+  return {name, name};
+}
+
+std::int64_t EventWriter::lookup_or_insert_file(const std::string& name, std::uint64_t file_key) {
+  std::string path, nt_path;
+  if (!name.empty()) {
+    std::tie(path, nt_path) = file_columns(name);
+    m_find_file.reset();
+    m_find_file.bind(1, path);
+    if (m_find_file.executeStep()) return m_find_file.getColumn(0).getInt64();
+  } else if (file_key == 0) {
+    m_find_unnamed_file.reset();
+    if (m_find_unnamed_file.executeStep()) return m_find_unnamed_file.getColumn(0).getInt64();
   }
+  // A file known only by its kernel key gets a row of its own, named later.
+  m_insert_file.reset();
+  bind_text_or_null(m_insert_file, 1, path);
+  bind_text_or_null(m_insert_file, 2, nt_path);
+  bind_optional(m_insert_file, 3, static_cast<std::int64_t>(file_key), name.empty() && file_key != 0);
+  m_insert_file.bind(4, !name.empty() ? "event" : file_key != 0 ? "unresolved" : "none");
   m_insert_file.exec();
   return m_db.getLastInsertRowid();
+}
+
+void EventWriter::apply_resolutions() {
+  for (const auto& resolution : m_catalog.take_resolutions()) {
+    if (resolution.path_id >= m_file_ids.size() || m_file_ids[resolution.path_id] <= 0) continue;  // not written yet
+    const auto [path, nt_path] = file_columns(resolution.name);
+    m_name_file.reset();
+    m_name_file.bind(1, path);
+    bind_text_or_null(m_name_file, 2, nt_path);
+    m_name_file.bind(3, static_cast<std::int64_t>(m_file_ids[resolution.path_id]));
+    m_name_file.exec();
+    m_file_unresolved[resolution.path_id] = 0;
+  }
+}
+
+std::uint64_t EventWriter::resolved_events() {
+  SQLite::Statement count(m_db,
+                          "SELECT count(*) FROM events e JOIN files f ON f.file_id = e.file_id "
+                          "WHERE e.id > ? AND e.id <= ? AND f.path IS NOT NULL");
+  count.bind(1, static_cast<std::int64_t>(m_run_first_event_id));
+  count.bind(2, static_cast<std::int64_t>(m_last_event_id));
+  return count.executeStep() ? static_cast<std::uint64_t>(count.getColumn(0).getInt64()) : 0;
 }
 
 std::int64_t EventWriter::lookup_or_insert_process(const ProcessInfo& info) {
@@ -190,7 +230,7 @@ std::int64_t EventWriter::file_id(std::uint32_t path) {
     if (m_self.excludes_path(name)) {
       id = -1;
     } else {
-      id = lookup_or_insert_file(name);
+      id = lookup_or_insert_file(name, m_catalog.file_key(path));
       m_file_unresolved[path] = name.empty();
     }
   }
@@ -259,6 +299,7 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
   m_activity.clear();
   try {
     SQLite::Transaction transaction(m_db);
+    apply_resolutions();
     // Names and processes first: their inserts are rare, and doing them before
     // the event loop keeps that loop to one prepared statement.
     for (const FileEvent& event : batch) {
@@ -370,11 +411,15 @@ void EventWriter::heartbeat(const RunStats& stats) {
 
 void EventWriter::end_run(const std::string& exit_reason, const RunStats& stats) {
   SQLite::Transaction transaction(m_db);
+  apply_resolutions();  // names from the end of a trace, after its last events
   save_run_counters(stats, 0, 0, 0);
-  SQLite::Statement close_run(m_db, "UPDATE collector_runs SET stopped_at = ?, exit_reason = ? WHERE run_id = ?");
+  SQLite::Statement close_run(m_db,
+                              "UPDATE collector_runs SET stopped_at = ?, exit_reason = ?, "
+                              "unresolved = events_written - ? WHERE run_id = ?");
   close_run.bind(1, static_cast<std::int64_t>(now_ns()));
   close_run.bind(2, exit_reason);
-  close_run.bind(3, static_cast<std::int64_t>(m_run_id));
+  close_run.bind(3, static_cast<std::int64_t>(resolved_events()));
+  close_run.bind(4, static_cast<std::int64_t>(m_run_id));
   close_run.exec();
   transaction.commit();
 }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/catalog.h"
+#include "core/device_map.h"
 #include "core/file_event.h"
 #include "core/run_stats.h"
 
@@ -42,14 +43,16 @@ inline constexpr std::int64_t segment_capacity = 65536;
 
 class EventWriter {
  public:
-  EventWriter(SQLite::Database& db, const Catalog& catalog, SelfExclusion self);
+  // device_map, when given, turns NT paths into drive paths (the NT path is kept too).
+  EventWriter(SQLite::Database& db, Catalog& catalog, SelfExclusion self, const DeviceMap* device_map = nullptr);
 
   // Inserts this run's collector_runs row (and closes the rows of runs that
   // died without closing their own: we hold the only writer lock).
   // collector_pid is the pid of the process doing the collecting (0: not recorded).
-  // live: the events happen on this host as we record them (not from a file).
+  // live: the events happen on this host as we record them (not from a file);
+  // input_hash: the fingerprint of the file read, if any.
   void begin_run(const std::string& source, const std::string& host, std::uint32_t collector_pid = 0,
-                 bool live = false);
+                 bool live = false, const std::string& input_hash = {});
   // Writes batch (sorted in place by time) and the run counters in stats in one
   // transaction; afterwards adds what it wrote to stats.
   void write_batch(std::vector<FileEvent>& batch, RunStats& stats);
@@ -59,6 +62,8 @@ class EventWriter {
   void end_run(const std::string& exit_reason, const RunStats& stats);
 
   std::int64_t run_id() const { return m_run_id; }
+  // Events of this run whose file has a name now (after back-fill).
+  std::uint64_t resolved_events();
   SQLite::Database& database() { return m_db; }
 
  private:
@@ -92,7 +97,11 @@ class EventWriter {
   // Database id for a Catalog id; 0 when the item is excluded.
   std::int64_t file_id(std::uint32_t path);
   std::int64_t process_id(std::uint32_t process);
-  std::int64_t lookup_or_insert_file(const std::string& path);
+  std::int64_t lookup_or_insert_file(const std::string& name, std::uint64_t file_key);
+  // Names the catalog learned for files written without one: updates their rows.
+  void apply_resolutions();
+  // path and nt_path for a name as the source gave it.
+  std::pair<std::string, std::string> file_columns(const std::string& name) const;
   std::int64_t lookup_or_insert_process(const ProcessInfo& info);
 
   // Inserts the rows in m_pending.
@@ -102,8 +111,10 @@ class EventWriter {
                          std::uint64_t unresolved);
 
   SQLite::Database& m_db;
-  const Catalog& m_catalog;
+  Catalog& m_catalog;
   SelfExclusion m_self;
+  const DeviceMap* m_device_map;       // may be null
+  std::int64_t m_run_first_event_id = 0;  // events of this run have ids above this
   std::int64_t m_run_id = 0;
   std::int64_t m_first_event_time = INT64_MAX;  // exact time bounds of what the run wrote
   std::int64_t m_last_event_time = INT64_MIN;
@@ -137,6 +148,7 @@ class EventWriter {
   SQLite::Statement m_find_file;
   SQLite::Statement m_find_unnamed_file;
   SQLite::Statement m_insert_file;
+  SQLite::Statement m_name_file;
   SQLite::Statement m_find_process;
   SQLite::Statement m_insert_process;
   SQLite::Statement m_update_run;

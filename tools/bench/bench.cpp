@@ -31,6 +31,9 @@
 #endif
 
 #include "core/catalog.h"
+#include "sources/etl/etl_reader.h"
+#include "sources/etl/etl_source.h"
+#include "sources/etw/decoder.h"
 #include "core/time_format.h"
 #include "query/filters.h"
 #include "query/report.h"
@@ -227,6 +230,66 @@ void print_phase(const char* name, const PhaseResult& result, std::uint64_t even
               result.seconds, result.cpu * 1e6 / events, static_cast<double>(result.bytes) / events);
 }
 
+// Times reading one .etl file three ways: the reader alone, reader and
+// decoder, and the whole import into a new database. Best of three each.
+void import_benchmark(const std::string& trace, const fs::path& dir) {
+  struct Sink final : etwaudit::FileEventSink {
+    std::uint64_t events = 0;
+    void deliver(const etwaudit::FileEvent&) override { ++events; }
+  };
+  std::uint64_t records = 0, bytes = 0, events = 0;
+  auto best_of_three = [](auto&& run) {
+    double best = 1e9;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      const auto started = Clock::now();
+      run();
+      best = std::min(best, std::chrono::duration<double>(Clock::now() - started).count());
+    }
+    return best;
+  };
+  const double parse = best_of_three([&] {
+    etwaudit::EtlReader reader(trace);
+    etwaudit::RawRecord record;
+    std::uint64_t payload = 0;
+    while (reader.next(record)) payload += record.payload_size;
+    records = reader.counters().records;
+    // Buffers as the logger filled them: decompressed, or read as they are.
+    const auto& counters = reader.counters();
+    bytes = counters.bytes_decompressed + (counters.buffers - counters.compressed_buffers) * reader.header().buffer_size;
+    (void)payload;
+  });
+  const double decode = best_of_three([&] {
+    etwaudit::EtlReader reader(trace);
+    etwaudit::Catalog catalog;
+    Sink sink;
+    etwaudit::EtwDecoder decoder(catalog, sink);
+    etwaudit::RawRecord record;
+    while (reader.next(record)) decoder.decode(record);
+    events = sink.events;
+  });
+  const std::string db = (dir / "import.db").string();
+  const double import = best_of_three([&] {
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db + suffix);
+    etwaudit::WriteDatabase database(db);
+    etwaudit::Catalog catalog;
+    etwaudit::RunStats stats;
+    etwaudit::EtlSource source(trace, etwaudit::OnBadInput::stop);
+    etwaudit::EventWriter writer(database.db(), catalog, etwaudit::SelfExclusion{});
+    writer.begin_run(source.description(), "");
+    auto result = etwaudit::run_collection(source, catalog, writer, stats, etwaudit::CollectionOptions{});
+    if (result.failed) throw std::runtime_error(result.exit_reason);
+  });
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db + suffix);
+  const double mb = bytes / 1048576.0;
+  std::printf("%s: %llu records, %.1f MB of buffers, %llu file and disk events\n", trace.c_str(),
+              static_cast<unsigned long long>(records), mb, static_cast<unsigned long long>(events));
+  std::printf("%-22s %8.1f ms %12.0f records/s %8.0f MB/s\n", "parse only", parse * 1e3, records / parse, mb / parse);
+  std::printf("%-22s %8.1f ms %12.0f records/s %8.0f MB/s\n", "parse and decode", decode * 1e3, records / decode,
+              mb / decode);
+  std::printf("%-22s %8.1f ms %12.0f records/s %8.0f MB/s\n", "import into a database", import * 1e3,
+              records / import, mb / import);
+}
+
 // Times every report on an existing database: over all of it, and over one
 // hour with one path or one process, as people ask.
 void query_benchmark(const std::string& path) {
@@ -324,6 +387,7 @@ int main(int argc, char** argv) {
     ("dir", "directory for the benchmark databases", cxxopts::value<std::string>())
     ("skip-naive", "skip (b), the slow indexed insert")
     ("queries", "time every report on the --db database (made first, by (c), if it does not exist)")
+    ("import", "time reading, decoding and importing this .etl file instead", cxxopts::value<std::string>())
     ("h,help", "show this help");
   // clang-format on
   try {
@@ -341,6 +405,13 @@ int main(int argc, char** argv) {
     if (events == 0 || batch_size == 0 || shape.processes == 0 || shape.files < shape.processes || shape.rate <= 0) {
       std::cerr << "etwaudit-bench: --events and --batch-size must be positive, --files >= --processes > 0\n";
       return 2;
+    }
+    if (args.count("import")) {
+      const fs::path dir = fs::temp_directory_path() / ("etwaudit-bench-" + std::to_string(getpid()));
+      fs::create_directories(dir);
+      import_benchmark(args["import"].as<std::string>(), dir);
+      fs::remove_all(dir);
+      return 0;
     }
     if (args.count("queries")) {
       if (!args.count("db")) {

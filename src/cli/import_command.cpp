@@ -1,0 +1,149 @@
+// etwaudit import: .etl trace files into a database, one run per file.
+
+#include <cxxopts.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/platform.h"
+#include "core/device_map.h"
+#include "core/error.h"
+#include "core/fingerprint.h"
+#include "core/human_format.h"
+#include "core/time_format.h"
+#include "sources/etl/etl_source.h"
+#include "store/collection.h"
+#include "store/database.h"
+#include "store/event_writer.h"
+
+namespace etwaudit {
+namespace {
+
+// The run that already imported this fingerprint completely, or 0.
+std::int64_t earlier_import(SQLite::Database& db, const std::string& fingerprint, std::string& when) {
+  SQLite::Statement find(db,
+                         "SELECT run_id, started_at FROM collector_runs WHERE input_hash = ? "
+                         "AND exit_reason = 'end of input' ORDER BY run_id LIMIT 1");
+  find.bind(1, fingerprint);
+  if (!find.executeStep()) return 0;
+  when = format_iso8601(find.getColumn(1).getInt64()).substr(0, 19) + "Z";
+  return find.getColumn(0).getInt64();
+}
+
+std::string percent(std::uint64_t part, std::uint64_t whole) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%.1f%%", whole ? 100.0 * static_cast<double>(part) / whole : 100.0);
+  return text;
+}
+
+void print_summary(std::ostream& out, const std::string& file, const CollectionResult& result, const EtlSource& source,
+                   const RunStats& stats, std::uint64_t resolved) {
+  const auto& decoded = source.decoder_stats();
+  out << "etwaudit import: " << file << ": " << result.exit_reason << "\n"
+      << "  records " << with_thousands(source.reader_counters().records) << ": file operations "
+      << with_thousands(decoded.file_events) << ", disk I/O " << with_thousands(decoded.disk_events) << ", names "
+      << with_thousands(decoded.names) << ", processes " << with_thousands(decoded.processes) << ", threads "
+      << with_thousands(decoded.threads) << ", malformed " << with_thousands(decoded.malformed) << "\n"
+      << "  written " << with_thousands(stats.written) << " events; named " << with_thousands(resolved) << " ("
+      << percent(resolved, stats.written) << "); lost by the logger " << with_thousands(stats.lost)
+      << "; bad input " << with_thousands(stats.bad_input) << "\n";
+  const auto& skipped = source.skipped_kinds();
+  if (skipped.empty()) return;
+  std::vector<std::pair<std::uint64_t, std::string>> kinds;
+  for (const auto& [kind, count] : skipped) kinds.emplace_back(count, kind.describe());
+  std::sort(kinds.rbegin(), kinds.rend());
+  out << "  not file activity, skipped: " << with_thousands(decoded.unknown) << " records of " << kinds.size()
+      << " kinds, most:";
+  for (std::size_t i = 0; i < kinds.size() && i < 5; ++i)
+    out << (i ? "," : "") << " " << kinds[i].second << " (" << with_thousands(kinds[i].first) << ")";
+  out << "\n";
+}
+
+}  // namespace
+
+int import_command(int argc, const char* const* argv) {
+  cxxopts::Options options("etwaudit import",
+                           "Read .etl trace files (wpr, xperf, PerfView, logman, etwaudit) into a database: their "
+                           "file, disk and process events, with names completed from the trace's rundown.");
+  options.set_width(110);
+  // clang-format off
+  options.add_options()
+    ("db", "database to write (created if missing)", cxxopts::value<std::string>()->default_value("audit.db"))
+    ("device-map", "turn NT paths into drive paths: DRIVE=TARGET as QueryDosDevice reports it on the recording "
+                   "machine (C:=\\Device\\HarddiskVolume3); repeatable. Without it paths stay as the kernel gave them",
+      cxxopts::value<std::vector<std::string>>())
+    ("on-error", "a broken buffer: stop (exit 1) or skip (count it and go on)",
+      cxxopts::value<std::string>()->default_value("stop"))
+    ("force", "import a file even if this database already holds it")
+    ("quiet", "no progress line while importing")
+    ("files", "trace files", cxxopts::value<std::vector<std::string>>())
+    ("h,help", "show this help");
+  // clang-format on
+  options.parse_positional({"files"});
+  options.positional_help("TRACE.etl [TRACE.etl ...]");
+  auto args = options.parse(argc, argv);
+  if (args.count("help")) {
+    std::cout << options.help();
+    return 0;
+  }
+  if (!args.count("files")) throw UsageError("name at least one .etl file");
+  const std::string on_error = args["on-error"].as<std::string>();
+  if (on_error != "stop" && on_error != "skip") throw UsageError("--on-error must be stop or skip, not '" + on_error + "'");
+  DeviceMap device_map;
+  if (args.count("device-map"))
+    for (const auto& mapping : args["device-map"].as<std::vector<std::string>>()) device_map.add_mapping(mapping);
+  const auto files = args["files"].as<std::vector<std::string>>();
+  for (const auto& file : files) {
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(file, error)) throw Error("trace file '" + file + "' does not exist");
+  }
+
+  const std::string db_path = args["db"].as<std::string>();
+  WriteDatabase database(db_path);
+  install_stop_handlers();
+  const bool show_progress = !args.count("quiet") && stderr_is_terminal();
+  bool failed = false;
+  for (const auto& file : files) {
+    const std::string fingerprint = file_fingerprint(file);
+    std::string when;
+    if (const auto run = earlier_import(database.db(), fingerprint, when); run != 0 && !args.count("force")) {
+      std::cerr << "etwaudit import: " << file << ": already imported as run " << run << " on " << when
+                << " (--force imports it again)\n";
+      failed = true;
+      continue;
+    }
+    Catalog catalog;
+    RunStats stats;
+    EtlSource source(file, on_error == "skip" ? OnBadInput::skip : OnBadInput::stop);
+    EventWriter writer(database.db(), catalog, SelfExclusion::for_database(db_path, 0),
+                       device_map.empty() ? nullptr : &device_map);
+    writer.begin_run(source.description(), std::string(), current_pid(), false, fingerprint);
+    CollectionOptions collection;
+    collection.stop_requested = stop_requested;
+    const auto started = std::chrono::steady_clock::now();
+    if (show_progress) {
+      collection.on_progress = [&](const RunStats&) {
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        const double done = static_cast<double>(source.bytes_done()), total = static_cast<double>(source.bytes_total());
+        const double eta = done > 0 && total > done ? seconds * (total - done) / done : 0;
+        char line[200];
+        std::snprintf(line, sizeof line, "\r\033[K%s: %s of %s, %s records/s, %.0f s left", file.c_str(),
+                      human_bytes(source.bytes_done()).c_str(), human_bytes(source.bytes_total()).c_str(),
+                      with_thousands(static_cast<std::uint64_t>(source.records_done() / seconds)).c_str(), eta);
+        std::cerr << line << std::flush;
+      };
+    }
+    CollectionResult result = run_collection(source, catalog, writer, stats, collection);
+    if (show_progress) std::cerr << "\r\033[K";
+    print_summary(std::cerr, file, result, source, stats, writer.resolved_events());
+    failed = failed || result.failed;
+    if (!stop_requested().empty()) break;
+  }
+  return failed ? 1 : 0;
+}
+
+}  // namespace etwaudit
