@@ -29,7 +29,7 @@ TEST_CASE("a pattern with a separator matches the whole path", "[glob]") {
   CHECK(match("/home/*/Notes.txt", "/home/ada/Notes.txt"));
 }
 
-TEST_CASE("Windows paths ignore case and the slash direction; POSIX paths do not", "[glob]") {
+TEST_CASE("Windows paths ignore case and the slash direction but POSIX paths do not", "[glob]") {
   CHECK(match("NOTES.TXT", "C:\\Users\\ada\\notes.txt"));
   CHECK(match("c:/users/*/NOTES.txt", "C:\\Users\\ada\\notes.txt"));
   CHECK(match("\\\\nas01\\*", "\\\\NAS01\\backup\\x.cbk"));

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <filesystem>
@@ -5,6 +6,7 @@
 #include <iterator>
 #include <map>
 #include <random>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -807,4 +809,36 @@ TEST_CASE("broken extended data items and record sizes in an .etl buffer are nam
   CHECK_THAT(message_for(small), Contains("Size 32 is smaller than its 80-byte event header"));
   Bytes unknown = EtlBuilder::skipped(0xC0, 0x30, 16);
   CHECK_THAT(message_for(unknown), Contains("unknown trace header type 0x30"));
+}
+
+TEST_CASE("an .etl trace read from memory yields the same records as its file", "[etl]") {
+  const Bytes file_bytes = read_file(win7_trace);
+  const std::vector<std::uint8_t> bytes(file_bytes.begin(), file_bytes.end());
+  EtlReader from_file(win7_trace);
+  EtlReader from_memory(bytes, "in-memory.etl");
+  CHECK(from_memory.header().start_time == from_file.header().start_time);
+  CHECK(from_memory.header().logger_name == from_file.header().logger_name);
+
+  RawRecord expected;
+  RawRecord record;
+  std::uint64_t records = 0;
+  while (from_file.next(expected)) {
+    REQUIRE(from_memory.next(record));
+    ++records;
+    REQUIRE(record.provider == expected.provider);
+    REQUIRE(record.time == expected.time);
+    REQUIRE(record.opcode == expected.opcode);
+    REQUIRE(record.payload_size == expected.payload_size);
+    REQUIRE(std::equal(record.payload, record.payload + record.payload_size, expected.payload));
+  }
+  CHECK_FALSE(from_memory.next(record));
+  CHECK(records == 10'343);
+  CHECK(from_memory.counters().buffers == from_file.counters().buffers);
+
+  using Catch::Matchers::Contains;
+  const std::span<const std::uint8_t> cut(bytes.data(), 0x2000 * 3 + 0x1000);
+  EtlReader truncated(cut, "cut.etl");
+  CHECK_THROWS_WITH(tally(truncated),
+                    Contains("cut.etl") && Contains("buffer 3") && Contains("runs past the end of the file"));
+  CHECK_THROWS_WITH(EtlReader(std::span(bytes.data(), 0x20), "tiny.etl"), Contains("too few for a buffer header"));
 }

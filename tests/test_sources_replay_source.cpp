@@ -52,7 +52,7 @@ TEST_CASE("a replay line with every field becomes one event", "[replay]") {
   CHECK(record.event.size == 512);
 }
 
-TEST_CASE("optional replay fields may be left out; time may be ns since 1970", "[replay]") {
+TEST_CASE("optional replay fields may be left out, and time may be ns since 1970", "[replay]") {
   ReplayRecord record;
   REQUIRE(parse_replay_line(R"({"time":1796206530000000000,"pid":1,"op":"delete","path":"/tmp/x"})", record).empty());
   CHECK(record.event.time == 1796206530000000000);

@@ -98,7 +98,7 @@ TEST_CASE("a batch closes max_delay after its first event even when small", "[co
   CHECK(waited < 30s);
 }
 
-TEST_CASE("an idle queue yields an empty batch; a closed, drained one ends the loop", "[collector]") {
+TEST_CASE("an idle queue yields an empty batch and a closed, drained one ends the loop", "[collector]") {
   BoundedQueue<FileEvent> queue(64);
   std::vector<FileEvent> batch;
   BatchPolicy policy;

@@ -1,5 +1,6 @@
 #include "sources/etl/etl_reader.h"
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstdio>
@@ -233,11 +234,39 @@ EtlReader::EtlReader(const std::filesystem::path& path, OnMalformedBuffer on_mal
   m_file.seekg(0, std::ios::beg);
   if (size < 0 || !m_file) throw Error("cannot read ETL file '" + name + "': cannot determine its size");
   m_file_size = static_cast<std::uint64_t>(size);
+  open_trace();
+}
+
+EtlReader::EtlReader(std::span<const std::uint8_t> bytes, const std::filesystem::path& name,
+                     OnMalformedBuffer on_malformed)
+    : m_path(name), m_memory(bytes), m_in_memory(true), m_file_size(bytes.size()), m_on_malformed(on_malformed) {
+  open_trace();
+}
+
+void EtlReader::open_trace() {
   if (m_file_size < buffer_header_size) {
-    throw Error("cannot read ETL file '" + name + "': it has " + std::to_string(m_file_size) +
+    throw Error("cannot read ETL file '" + display(m_path) + "': it has " + std::to_string(m_file_size) +
                 " bytes, too few for a buffer header; is it an .etl file?");
   }
   read_logfile_header();
+}
+
+void EtlReader::read_at(std::uint64_t at, std::uint8_t* into, std::size_t count) {
+  std::size_t got = 0;
+  if (m_in_memory) {
+    if (at <= m_memory.size()) {
+      got = static_cast<std::size_t>(std::min<std::uint64_t>(count, m_memory.size() - at));
+      if (got != 0) std::memcpy(into, m_memory.data() + at, got);
+    }
+  } else {
+    m_file.seekg(static_cast<std::streamoff>(at), std::ios::beg);
+    m_file.read(reinterpret_cast<char*>(into), static_cast<std::streamsize>(count));
+    got = static_cast<std::size_t>(m_file.gcount());
+  }
+  if (got != count) {
+    m_at_end = true;
+    fail("cannot read " + std::to_string(count) + " bytes at file offset " + hex(at), true);
+  }
 }
 
 void EtlReader::fail(const std::string& what, bool fatal) const {
@@ -275,14 +304,6 @@ bool EtlReader::load_next_buffer() {
     fail("the file ends " + std::to_string(left) + " bytes into the 72-byte buffer header", true);
   }
   if (m_buffer.size() < buffer_header_size) m_buffer.resize(buffer_header_size);
-  auto read_at = [&](std::uint64_t at, std::uint8_t* into, std::size_t count) {
-    m_file.seekg(static_cast<std::streamoff>(at), std::ios::beg);
-    m_file.read(reinterpret_cast<char*>(into), static_cast<std::streamsize>(count));
-    if (static_cast<std::size_t>(m_file.gcount()) != count) {
-      m_at_end = true;
-      fail("cannot read " + std::to_string(count) + " bytes at file offset " + hex(at), true);
-    }
-  };
   read_at(offset, m_buffer.data(), buffer_header_size);
 
   const std::uint8_t* header = m_buffer.data();

@@ -110,6 +110,10 @@ class EtlReader {
   // Opens path and reads the logfile header. Throws Error when the file cannot
   // be read or does not start like an .etl file.
   explicit EtlReader(const std::filesystem::path& path, OnMalformedBuffer on_malformed = OnMalformedBuffer::stop);
+  // Reads a trace held in memory, named name in messages. bytes must outlive
+  // the reader. Throws Error as the file constructor does.
+  EtlReader(std::span<const std::uint8_t> bytes, const std::filesystem::path& name,
+            OnMalformedBuffer on_malformed = OnMalformedBuffer::stop);
 
   EtlReader(const EtlReader&) = delete;
   EtlReader& operator=(const EtlReader&) = delete;
@@ -143,6 +147,10 @@ class EtlReader {
 
  private:
   bool load_next_buffer();
+  // Copies count bytes at file offset at into into; fails fatally when they are not all there.
+  void read_at(std::uint64_t at, std::uint8_t* into, std::size_t count);
+  // Checks the size and reads the logfile header; the constructors' common part.
+  void open_trace();
   void read_logfile_header();
   bool parse_record(RawRecord& record);
   // Throw an Error naming the file and the current buffer. fatal: the next
@@ -152,7 +160,9 @@ class EtlReader {
   [[noreturn]] void fail_record(const std::string& what) const;
 
   std::filesystem::path m_path;                   // for messages
-  std::ifstream m_file;                           // the trace
+  std::ifstream m_file;                           // the trace, unless it is in memory
+  std::span<const std::uint8_t> m_memory;         // the trace when it is in memory
+  bool m_in_memory = false;                       // read from m_memory rather than m_file
   std::uint64_t m_file_size = 0;                  // bytes in the file
   OnMalformedBuffer m_on_malformed;               // throw or skip on broken structures
   EtlLogfileHeader m_header;                      // read by the constructor
