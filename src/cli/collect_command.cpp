@@ -54,7 +54,7 @@ int collect_command(int argc, const char* const* argv) {
       cxxopts::value<std::string>())
     ("db", "database to write (created if missing)", cxxopts::value<std::string>()->default_value("audit.db"))
     ("duration", "stop after this long: 90s, 15m, 2h", cxxopts::value<std::string>())
-    ("batch-size", "commit a batch at this many events", cxxopts::value<std::size_t>()->default_value("50000"))
+    ("batch-size", "commit a batch at this many events", cxxopts::value<std::size_t>()->default_value("100000"))
     ("flush-ms", "...or this many ms after its first event", cxxopts::value<long>()->default_value("1000"))
     ("queue-size", "events held between source and writer; more are dropped and counted",
       cxxopts::value<std::size_t>()->default_value("262144"))

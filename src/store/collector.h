@@ -21,7 +21,7 @@ namespace etwaudit {
 class EventWriter;
 
 struct BatchPolicy {
-  std::size_t max_events = 50000;             // a batch closes at this many events...
+  std::size_t max_events = 100000;            // a batch closes at this many events...
   std::chrono::milliseconds max_delay{1000};  // ...or this long after its first event
 };
 

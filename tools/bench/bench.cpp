@@ -382,7 +382,7 @@ int main(int argc, char** argv) {
     ("processes", "distinct processes", cxxopts::value<std::size_t>()->default_value("300"))
     ("files", "distinct paths", cxxopts::value<std::size_t>()->default_value("50000"))
     ("rate", "events per simulated second", cxxopts::value<double>()->default_value("2000"))
-    ("batch-size", "events per transaction, in all three runs", cxxopts::value<std::size_t>()->default_value("50000"))
+    ("batch-size", "events per transaction, in all three runs", cxxopts::value<std::size_t>()->default_value("100000"))
     ("db", "keep the database of the etwaudit run here (for query benchmarks)", cxxopts::value<std::string>())
     ("dir", "directory for the benchmark databases", cxxopts::value<std::string>())
     ("skip-naive", "skip (b), the slow indexed insert")
