@@ -58,21 +58,7 @@ fi
 # --- Debian packages: only what is missing, one apt-get update -------------
 packages=(clang libclang-rt-14-dev llvm-14 cmake make pkg-config libsqlitecpp-dev libsqlite3-dev
           libcxxopts-dev nlohmann-json3-dev)
-missing=()
-for package in "${packages[@]}"; do
-  status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
-  [[ "$status" == "install ok installed" ]] || missing+=("$package")
-done
-if ((${#missing[@]})); then
-  as_root=()
-  if [[ $(id -u) -ne 0 ]]; then
-    command -v sudo >/dev/null || { echo "fuzz: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
-    as_root=(sudo)
-  fi
-  echo "fuzz: installing ${missing[*]}"
-  "${as_root[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+bash tools/install-packages.sh "${packages[@]}"
 
 # --- build -------------------------------------------------------------------
 out=build-fuzz

@@ -276,17 +276,8 @@ void EtwDecoder::decode_file_io(const RawRecord& record) {
     case file_io::query_info:
     case file_io::fs_control:
       return decode_operation(record, info_layout, Action::count_only, Op::read);
-    case file_io::operation_end: {
-      // Irp, ExtraInfo, NtStatus: only checked and counted.
-      const Payload payload(record);
-      if (!payload.has(0, 2 * payload.pointer_size() + 4)) {
-        ++m_stats.malformed;
-        return;
-      }
-      ++m_stats.file_events;
-      ++m_stats.counted_only;
-      return;
-    }
+    case file_io::operation_end:
+      return count_operation_end(record);
     case file_io::delete_path:
     case file_io::rename_path:
     case file_io::set_link_path:
@@ -298,6 +289,17 @@ void EtwDecoder::decode_file_io(const RawRecord& record) {
       break;
   }
   ++m_stats.unknown;
+}
+
+void EtwDecoder::count_operation_end(const RawRecord& record) {
+  // Irp, ExtraInfo, NtStatus: only checked and counted.
+  const Payload payload(record);
+  if (!payload.has(0, 2 * payload.pointer_size() + 4)) {
+    ++m_stats.malformed;
+    return;
+  }
+  ++m_stats.file_events;
+  ++m_stats.counted_only;
 }
 
 void EtwDecoder::decode_kernel_file(const RawRecord& record) {
@@ -342,16 +344,8 @@ void EtwDecoder::decode_kernel_file(const RawRecord& record) {
     case kernel_file::query_information:
     case kernel_file::fsctl:
       return decode_operation(record, info_layout, Action::count_only, Op::read);
-    case kernel_file::operation_end: {
-      const Payload payload(record);
-      if (!payload.has(0, 2 * payload.pointer_size() + 4)) {
-        ++m_stats.malformed;
-        return;
-      }
-      ++m_stats.file_events;
-      ++m_stats.counted_only;
-      return;
-    }
+    case kernel_file::operation_end:
+      return count_operation_end(record);
     case kernel_file::delete_path:
       return decode_operation(record, path_layout, Action::delete_path, Op::remove);
     case kernel_file::rename_path:
