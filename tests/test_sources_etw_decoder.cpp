@@ -127,13 +127,20 @@ struct Io {
   std::u16string name;
 };
 
+// The part every operation event shares: the Irp, then the given pointers,
+// with the issuing thread where the layout puts it.
+void irp_and_pointers(PayloadBuilder& b, Layout layout, const Io& io, std::initializer_list<std::uint64_t> pointers) {
+  b.pointer(io.irp);
+  if (layout == Layout::thread_pointer) b.pointer(io.thread);
+  for (std::uint64_t value : pointers) b.pointer(value);
+  if (layout == Layout::thread_u32) b.u32(io.thread);
+}
+
 // FileIo_ReadWrite (67/68), Kernel-File Read/Write (15/16); extra_flags for Kernel-File v1.
 std::vector<std::uint8_t> read_write(std::size_t p, Layout layout, const Io& io, bool extra_flags = false) {
   PayloadBuilder b(p);
-  b.u64(io.offset).pointer(io.irp);
-  if (layout == Layout::thread_pointer) b.pointer(io.thread);
-  b.pointer(io.file_object).pointer(io.file_key);
-  if (layout == Layout::thread_u32) b.u32(io.thread);
+  b.u64(io.offset);
+  irp_and_pointers(b, layout, io, {io.file_object, io.file_key});
   b.u32(io.size).u32(0x60900);  // IoSize, IoFlags
   if (extra_flags) b.u32(0);
   return b.bytes;
@@ -142,10 +149,7 @@ std::vector<std::uint8_t> read_write(std::size_t p, Layout layout, const Io& io,
 // FileIo_Create (64), Kernel-File Create / CreateNewFile (12/30).
 std::vector<std::uint8_t> create(std::size_t p, Layout layout, const Io& io) {
   PayloadBuilder b(p);
-  b.pointer(io.irp);
-  if (layout == Layout::thread_pointer) b.pointer(io.thread);
-  b.pointer(io.file_object);
-  if (layout == Layout::thread_u32) b.u32(io.thread);
+  irp_and_pointers(b, layout, io, {io.file_object});
   b.u32(0x01000060).u32(0x80).u32(7).utf16(io.name);  // CreateOptions, FileAttributes, ShareAccess, OpenPath
   return b.bytes;
 }
@@ -153,20 +157,14 @@ std::vector<std::uint8_t> create(std::size_t p, Layout layout, const Io& io) {
 // FileIo_SimpleOp (65/66/73), Kernel-File Cleanup/Close/Flush (13/14/21).
 std::vector<std::uint8_t> simple(std::size_t p, Layout layout, const Io& io) {
   PayloadBuilder b(p);
-  b.pointer(io.irp);
-  if (layout == Layout::thread_pointer) b.pointer(io.thread);
-  b.pointer(io.file_object).pointer(io.file_key);
-  if (layout == Layout::thread_u32) b.u32(io.thread);
+  irp_and_pointers(b, layout, io, {io.file_object, io.file_key});
   return b.bytes;
 }
 
 // FileIo_Info (69-71, 74, 75), Kernel-File SetInformation family (17-19, 22, 23, 29).
 std::vector<std::uint8_t> info(std::size_t p, Layout layout, const Io& io) {
   PayloadBuilder b(p);
-  b.pointer(io.irp);
-  if (layout == Layout::thread_pointer) b.pointer(io.thread);
-  b.pointer(io.file_object).pointer(io.file_key).pointer(io.extra);
-  if (layout == Layout::thread_u32) b.u32(io.thread);
+  irp_and_pointers(b, layout, io, {io.file_object, io.file_key, io.extra});
   b.u32(io.info_class);
   return b.bytes;
 }
@@ -174,10 +172,7 @@ std::vector<std::uint8_t> info(std::size_t p, Layout layout, const Io& io) {
 // FileIo_DirEnum (72/77), Kernel-File DirEnum/DirNotify (20/25).
 std::vector<std::uint8_t> dir_enum(std::size_t p, Layout layout, const Io& io) {
   PayloadBuilder b(p);
-  b.pointer(io.irp);
-  if (layout == Layout::thread_pointer) b.pointer(io.thread);
-  b.pointer(io.file_object).pointer(io.file_key);
-  if (layout == Layout::thread_u32) b.u32(io.thread);
+  irp_and_pointers(b, layout, io, {io.file_object, io.file_key});
   b.u32(4096).u32(37).u32(0).utf16(io.name);  // Length, InfoClass, FileIndex, FileName
   return b.bytes;
 }
@@ -185,10 +180,7 @@ std::vector<std::uint8_t> dir_enum(std::size_t p, Layout layout, const Io& io) {
 // FileIo 79-81 (v3 only), Kernel-File DeletePath/RenamePath/SetLinkPath (26-28).
 std::vector<std::uint8_t> path_event(std::size_t p, Layout layout, const Io& io) {
   PayloadBuilder b(p);
-  b.pointer(io.irp);
-  if (layout == Layout::thread_pointer) b.pointer(io.thread);
-  b.pointer(io.file_object).pointer(io.file_key).pointer(io.extra);
-  if (layout == Layout::thread_u32) b.u32(io.thread);
+  irp_and_pointers(b, layout, io, {io.file_object, io.file_key, io.extra});
   b.u32(io.info_class).utf16(io.name);
   return b.bytes;
 }
