@@ -11,6 +11,7 @@
 #include "cli/platform.h"
 #include "core/error.h"
 #include "core/time_format.h"
+#include "sources/live/live_source.h"
 #include "sources/replay_source.h"
 #include "store/collection.h"
 #include "store/database.h"
@@ -19,16 +20,18 @@
 namespace etwaudit {
 namespace {
 
-std::unique_ptr<EventSource> make_source(const std::string& spec, OnBadInput on_bad_input) {
+std::unique_ptr<EventSource> make_source(const cxxopts::ParseResult& args, const LiveSourceContext& context) {
+  const std::string spec = args.count("source") ? args["source"].as<std::string>() : std::string();
+  const OnBadInput on_bad_input = args["on-error"].as<std::string>() == "skip" ? OnBadInput::skip : OnBadInput::stop;
   if (spec.rfind("replay:", 0) == 0) {
     std::string path = spec.substr(7);
     if (path.empty()) throw UsageError("--source replay: needs a file, e.g. --source replay:events.jsonl");
     if (!std::filesystem::exists(path)) throw Error("replay file '" + path + "' does not exist");
     return std::make_unique<ReplaySource>(path, on_bad_input, std::cerr);
   }
-  if (spec.empty())
-    throw UsageError("no live source is available on this platform yet: give --source replay:FILE.jsonl");
-  throw UsageError("unknown source '" + spec + "' (expected replay:FILE.jsonl)");
+  if (spec.empty() || spec == live_source_name()) return make_live_source(args, context);
+  throw UsageError("unknown source '" + spec + "' (expected replay:FILE.jsonl" +
+                   (*live_source_name() ? std::string(" or ") + live_source_name() : std::string()) + ")");
 }
 
 std::uint64_t database_bytes(const std::string& path) {
@@ -50,7 +53,9 @@ int collect_command(int argc, const char* const* argv) {
   options.set_width(110);
   // clang-format off
   options.add_options()
-    ("source", "where events come from: replay:FILE.jsonl (one JSON event per line; see README)",
+    ("source", std::string("where events come from: ") +
+               (*live_source_name() ? std::string(live_source_name()) + " (live, the default) or " : "") +
+               "replay:FILE.jsonl (one JSON event per line; see README)",
       cxxopts::value<std::string>())
     ("db", "database to write (created if missing)", cxxopts::value<std::string>()->default_value("audit.db"))
     ("duration", "stop after this long: 90s, 15m, 2h", cxxopts::value<std::string>())
@@ -63,6 +68,7 @@ int collect_command(int argc, const char* const* argv) {
     ("quiet", "no status line while collecting")
     ("h,help", "show this help");
   // clang-format on
+  add_live_source_options(options);
   auto args = options.parse(argc, argv);
   if (args.count("help")) {
     std::cout << options.help();
@@ -87,13 +93,14 @@ int collect_command(int argc, const char* const* argv) {
   if (on_error != "stop" && on_error != "skip")
     throw UsageError("--on-error must be stop or skip, not '" + on_error + "'");
 
-  auto source = make_source(args.count("source") ? args["source"].as<std::string>() : std::string(), on_error == "skip" ? OnBadInput::skip : OnBadInput::stop);
   const std::string db_path = args["db"].as<std::string>();
+  auto source = make_source(args, LiveSourceContext{db_path, current_pid()});
   WriteDatabase database(db_path);
   Catalog catalog;
   RunStats stats;
   EventWriter writer(database.db(), catalog,
-                     SelfExclusion::for_database(db_path, source->is_live() ? current_pid() : 0));
+                     SelfExclusion::for_database(db_path, source->is_live() ? current_pid() : 0),
+                     source->device_map());
   writer.begin_run(source->description(), host_name(), current_pid(), source->is_live());
 
   install_stop_handlers();

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/bounded_queue.h"
+#include "core/device_map.h"
 #include "core/catalog.h"
 #include "core/file_event.h"
 #include "core/run_stats.h"
@@ -28,6 +29,9 @@ class EventSource {
   virtual void stop() noexcept = 0;
   // After run(): why it ended early, or empty.
   virtual std::string error() const = 0;
+  // The NT-to-DOS path map the writer applies to this source's paths, or null.
+  // The collector thread calls it (and to_dos_path) while run() goes on.
+  virtual const DeviceMap* device_map() const { return nullptr; }
 };
 
 }  // namespace etwaudit

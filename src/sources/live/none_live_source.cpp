@@ -1,0 +1,18 @@
+// Platforms without a live source: collect needs --source.
+
+#include "core/error.h"
+#include "sources/live/live_source.h"
+
+namespace etwaudit {
+
+const char* live_source_name() {
+  return "";
+}
+
+void add_live_source_options(cxxopts::Options&) {}
+
+std::unique_ptr<EventSource> make_live_source(const cxxopts::ParseResult&, const LiveSourceContext&) {
+  throw UsageError("no live source exists on this platform: give --source replay:FILE.jsonl");
+}
+
+}  // namespace etwaudit
