@@ -132,6 +132,26 @@ TEST_CASE("timeline counts events and bytes per bucket and operation", "[reports
   CHECK(fixture.rows("timeline", {}, {{"bucket", std::to_string(24 * ns_per_hour)}}).size() == 5);
 }
 
+TEST_CASE("a minute timeline over a window that cuts minutes counts exactly the events inside", "[reports]") {
+  ReportFixture fixture;
+  const Params minutes{{"bucket", std::to_string(60 * ns_per_second)}};
+  // 10:00:03 .. 10:01:10 cuts the minute 10:00 (events 3-7 in it) and ends at the last ns of 10:01:10.
+  CHECK(fixture.rows("timeline", window("10:00:03", "10:01:10"), minutes) ==
+        Rows{"2026-12-02T10:00:00.0000000Z|read|2|8192", "2026-12-02T10:00:00.0000000Z|write|2|1150",
+             "2026-12-02T10:00:00.0000000Z|close|1|NULL", "2026-12-02T10:01:00.0000000Z|read|1|2000"});
+  // A window of whole minutes reads the totals alone, and agrees.
+  CHECK(fixture.rows("timeline", window("10:00:00", "10:59:59.999999999"), minutes) ==
+        fixture.rows("timeline", window("09:00:00", "10:30:00"), minutes));
+  // Inside one minute, and with an op filter.
+  QueryFilters reads = window("10:00:05", "10:00:11");
+  reads.ops = {Op::read};
+  CHECK(fixture.rows("timeline", reads, minutes) == Rows{"2026-12-02T10:00:00.0000000Z|read|2|8192"});
+  // Per hour without a process or path, the same totals.
+  CHECK(fixture.rows("timeline", window("10:00:03", "10:01:10")) ==
+        Rows{"2026-12-02T10:00:00.0000000Z|read|3|10192", "2026-12-02T10:00:00.0000000Z|write|2|1150",
+             "2026-12-02T10:00:00.0000000Z|close|1|NULL"});
+}
+
 TEST_CASE("recent lists the newest events first", "[reports]") {
   ReportFixture fixture;
   CHECK(fixture.rows("recent", {}, {{"limit", "2"}}) ==

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "store/database.h"
+#include "store/embedded_sql.h"
 #include "temp_dir.h"
 
 using namespace etwaudit;
@@ -140,4 +141,28 @@ TEST_CASE("a reader cannot write", "[database]") {
   { WriteDatabase database(path); }
   auto reader = open_read_only(path);
   CHECK_THROWS_WITH(reader->exec("DELETE FROM ops"), Catch::Contains("readonly"));
+}
+
+TEST_CASE("a schema v1 database gets minute totals computed from its events", "[database]") {
+  TempDir dir;
+  const auto path = dir.file("audit.db");
+  {
+    SQLite::Database v1(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    for (const auto& file : embedded_sql_files())
+      if (file.name == "0001_initial.sql") v1.exec(std::string(file.text));
+    v1.exec("PRAGMA user_version = 1");
+    v1.exec("INSERT INTO processes (process_id, pid) VALUES (1, 10); INSERT INTO files (file_id, path) VALUES (1, 'a')");
+    // 10:00:30, 10:00:59.9 (read, 100 + 20 bytes); 10:01:00 (write); one before 1970 (open)
+    v1.exec("INSERT INTO events (id, ts, process_id, op, file_id, size) VALUES "
+            "(1796205630000000000, NULL, 1, 0, 1, 100), (1796205660000000000, 1796205659900000000, 1, 0, 1, 20), "
+            "(1796205660000000001, NULL, 1, 1, 1, NULL), (-30000000000, NULL, 1, 2, 1, NULL)");
+  }
+  { WriteDatabase upgraded(path); }
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  SQLite::Statement rows(db, "SELECT minute, op, events, bytes FROM minute_totals ORDER BY minute, op");
+  std::vector<std::string> got;
+  while (rows.executeStep())
+    got.push_back(rows.getColumn(0).getString() + "|" + rows.getColumn(1).getString() + "|" +
+                  rows.getColumn(2).getString() + "|" + rows.getColumn(3).getString());
+  CHECK(got == std::vector<std::string>{"-1|2|1|0", "29936760|0|2|120", "29936761|1|1|0"});
 }

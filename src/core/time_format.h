@@ -9,6 +9,7 @@
 namespace etwaudit {
 
 inline constexpr std::int64_t ns_per_second = 1'000'000'000;
+inline constexpr std::int64_t ns_per_minute = 60 * ns_per_second;
 inline constexpr std::int64_t ns_per_hour = 3600 * ns_per_second;
 
 // Parses "2026-12-02T10:15:30Z", "2026-12-02T10:15:30.1234567+01:00",

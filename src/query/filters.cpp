@@ -192,11 +192,47 @@ std::string unpivoted_operations(const std::string& group_by) {
          " FROM windowed_activity" + (group_by.empty() ? "" : " GROUP BY " + group_by) + ") AS t CROSS JOIN ops AS o";
 }
 
-std::string op_condition(const QueryFilters& filters) {
+// " AND alias.op IN (...)" for an --op filter; empty without one.
+std::string op_condition(const QueryFilters& filters, const std::string& alias = "e") {
   if (filters.ops.empty()) return "";
   std::string list;
   for (Op op : filters.ops) list += (list.empty() ? "" : ", ") + std::to_string(static_cast<int>(op));
-  return " AND e.op IN (" + list + ")";
+  return " AND " + alias + ".op IN (" + list + ")";
+}
+
+// The operations whose bytes mean something, as "(0, 1, ...)".
+std::string ops_with_bytes() {
+  std::string list;
+  for (const ActivityColumns& column : activity_columns)
+    if (column.bytes) list += (list.empty() ? "" : ", ") + std::to_string(static_cast<int>(column.op));
+  return "(" + list + ")";
+}
+
+// windowed_minutes: per minute and operation. Without a process or path the
+// writer's minute_totals hold the minutes wholly inside the window, and only
+// the events of the (at most two) minutes it cuts are read; with one, the
+// matching events are few and are counted directly.
+std::string windowed_minutes(const QueryFilters& filters) {
+  const std::string bytes = "CASE WHEN op IN " + ops_with_bytes() + " THEN bytes END";
+  if (filters.process || filters.path)
+    return "windowed_minutes(minute, op, events, bytes) AS (\n"
+           "  SELECT minute, op, events, " + bytes + " FROM (\n"
+           "    SELECT time - (time % 60000000000 + 60000000000) % 60000000000 AS minute, op, count(*) AS events,\n"
+           "           sum(coalesce(size, 0)) AS bytes\n"
+           "    FROM windowed_events GROUP BY 1, 2))";
+  return "windowed_minutes(minute, op, events, bytes) AS (\n"
+         "  SELECT minute, op, events, " + bytes + " FROM (\n"
+         "    SELECT m.minute * 60000000000 AS minute, m.op, m.events, m.bytes FROM minute_totals m\n"
+         "    WHERE m.minute BETWEEN coalesce(:first_minute, -9223372036854775807)"
+         " AND coalesce(:last_minute, 9223372036854775807)" + op_condition(filters, "m") + "\n"
+         "    UNION ALL\n"
+         "    SELECT time - (time % 60000000000 + 60000000000) % 60000000000, op, count(*), sum(coalesce(size, 0))\n"
+         "    FROM (SELECT coalesce(e.ts, e.id) AS time, e.op, e.size\n"
+         "          FROM window_segments w CROSS JOIN events e ON e.id BETWEEN w.first_id AND w.last_id, bounds b\n"
+         "          WHERE (w.min_time < :whole_minutes_from OR w.max_time >= :whole_minutes_to)\n"
+         "            AND coalesce(e.ts, e.id) BETWEEN b.lo AND b.hi" + op_condition(filters) + "\n"
+         "            AND (coalesce(e.ts, e.id) < :whole_minutes_from OR coalesce(e.ts, e.id) >= :whole_minutes_to))\n"
+         "    GROUP BY 1, 2))";
 }
 
 }  // namespace
@@ -245,8 +281,9 @@ std::string filter_ctes(const QueryFilters& filters) {
 
   std::string sql =
       "bounds(lo, hi) AS (SELECT coalesce(:since, -9223372036854775807), coalesce(:until, 9223372036854775807)),\n"
-      "window_segments(segment_id, hour, first_id, last_id, inside) AS (\n"
-      "  SELECT s.segment_id, s.hour, s.first_id, s.last_id, s.min_time >= b.lo AND s.max_time <= b.hi\n"
+      "window_segments(segment_id, hour, first_id, last_id, min_time, max_time, inside) AS (\n"
+      "  SELECT s.segment_id, s.hour, s.first_id, s.last_id, s.min_time, s.max_time,\n"
+      "         s.min_time >= b.lo AND s.max_time <= b.hi\n"
       "  FROM segments s, bounds b WHERE s.max_time >= b.lo AND s.min_time <= b.hi),\n";
   if (filters.process || filters.path) {
     // The id ranges of the matching activity rows, overlapping ones merged, so
@@ -285,13 +322,27 @@ std::string filter_ctes(const QueryFilters& filters) {
       "  FROM window_segments w CROSS JOIN events e ON e.id BETWEEN w.first_id AND w.last_id, bounds b\n"
       "  WHERE NOT w.inside" + on_events + "),\n"
       "windowed_op_totals(op, events, bytes) AS (\n" + unpivoted_operations("") + "),\n"
-      "windowed_ops(hour, op, events, bytes) AS (\n" + unpivoted_operations("hour") + ")";
+      "windowed_ops(hour, op, events, bytes) AS (\n" + unpivoted_operations("hour") + "),\n" +
+      windowed_minutes(filters);
   return sql;
 }
 
 void add_filter_params(const QueryFilters& filters, Params& params) {
   if (filters.since) params["since"] = std::to_string(*filters.since);
   if (filters.until) params["until"] = std::to_string(*filters.until);
+  // The minutes wholly inside the window (windowed_minutes): from the first
+  // that starts at or after since to the last that ends at or before until.
+  if (filters.since) {
+    const std::int64_t first = *filters.since / ns_per_minute + (*filters.since > 0 && *filters.since % ns_per_minute);
+    params["first_minute"] = std::to_string(first);
+    params["whole_minutes_from"] = std::to_string(first * ns_per_minute);
+  }
+  if (filters.until) {
+    const std::int64_t end = *filters.until == INT64_MAX ? INT64_MAX : *filters.until + 1;  // exclusive
+    const std::int64_t last = end / ns_per_minute - (end < 0 && end % ns_per_minute) - 1;
+    params["last_minute"] = std::to_string(last);
+    params["whole_minutes_to"] = std::to_string((last + 1) * ns_per_minute);
+  }
   if (filters.process) params["process"] = *filters.process;
   if (filters.path) params["path"] = *filters.path;
 }

@@ -110,6 +110,10 @@ EventWriter::EventWriter(SQLite::Database& db, Catalog& catalog, SelfExclusion s
           db,
           "INSERT OR REPLACE INTO segments (segment_id, hour, first_id, last_id, min_time, max_time, events) "
           "VALUES (?, ?, ?, ?, ?, ?, ?)"),
+      m_upsert_minute(db,
+                      "INSERT INTO minute_totals (minute, op, events, bytes) VALUES (?, ?, ?, ?) "
+                      "ON CONFLICT (minute, op) DO UPDATE SET events = events + excluded.events, "
+                      "bytes = bytes + excluded.bytes"),
       m_find_file(db, "SELECT file_id FROM files WHERE path = ? ORDER BY file_id LIMIT 1"),
       m_find_unnamed_file(db,
                           "SELECT file_id FROM files WHERE path IS NULL AND nt_path IS NULL AND file_key IS NULL "
@@ -297,6 +301,7 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
   const std::int64_t first_event_time_before = m_first_event_time, last_event_time_before = m_last_event_time;
   m_touched.clear();
   m_activity.clear();
+  m_minutes.clear();
   try {
     SQLite::Transaction transaction(m_db);
     apply_resolutions();
@@ -306,6 +311,7 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
       file_id(event.path);
       process_id(event.process);
     }
+    std::int64_t minute_end = INT64_MIN;  // end of m_minutes.back()
     for (const FileEvent& event : batch) {
       const std::int64_t file = file_id(event.path);
       const std::int64_t process = process_id(event.process);
@@ -328,6 +334,13 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
       const auto op = static_cast<std::size_t>(event.op);
       ++totals.count[op];
       totals.bytes[op] += event.size > 0 ? event.size : 0;
+      if (event.time >= minute_end) {  // the batch is in time order
+        const std::int64_t minute = floor_div(event.time, ns_per_minute);
+        m_minutes.push_back(MinuteTotals{minute});
+        minute_end = minute < INT64_MAX / ns_per_minute ? (minute + 1) * ns_per_minute : INT64_MAX;
+      }
+      ++m_minutes.back().count[op];
+      m_minutes.back().bytes[op] += event.size > 0 ? event.size : 0;
       ++written;
       unresolved += m_file_unresolved[event.path];
     }
@@ -361,6 +374,17 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
       m_upsert_segment.exec();
       m_upsert_segment.reset();
     }
+    for (const MinuteTotals& minute : m_minutes) {
+      for (int op = 0; op < op_count; ++op) {
+        if (minute.count[op] == 0) continue;
+        m_upsert_minute.bind(1, minute.minute);
+        m_upsert_minute.bind(2, op);
+        m_upsert_minute.bind(3, minute.count[op]);
+        m_upsert_minute.bind(4, minute.bytes[op]);
+        m_upsert_minute.exec();
+        m_upsert_minute.reset();
+      }
+    }
     save_run_counters(stats, written, excluded, unresolved);
     transaction.commit();
   } catch (...) {
@@ -378,6 +402,7 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
     m_insert_events.tryReset();
     m_upsert_activity.tryReset();
     m_upsert_segment.tryReset();
+    m_upsert_minute.tryReset();
     throw;
   }
   stats.written += written;

@@ -94,6 +94,13 @@ class EventWriter {
     std::int64_t bytes[op_count] = {};  // bytes per Op (read, write, disk_read, disk_write)
   };
 
+  // Events and bytes of one minute by operation, for minute_totals.
+  struct MinuteTotals {
+    std::int64_t minute = 0;  // minutes since epoch
+    std::int64_t count[op_count] = {};
+    std::int64_t bytes[op_count] = {};
+  };
+
   // Database id for a Catalog id; 0 when the item is excluded.
   std::int64_t file_id(std::uint32_t path);
   std::int64_t process_id(std::uint32_t process);
@@ -129,6 +136,7 @@ class EventWriter {
   std::vector<std::int64_t> m_process_ids;
 
   std::unordered_map<ActivityKey, ActivityTotals, ActivityKeyHash> m_activity;  // this batch
+  std::vector<MinuteTotals> m_minutes;  // this batch, in time order
 
   // Events waiting for a multi-row INSERT.
   static constexpr int rows_per_insert = 32;
@@ -145,6 +153,7 @@ class EventWriter {
   SQLite::Statement m_insert_events;  // rows_per_insert rows
   SQLite::Statement m_upsert_activity;
   SQLite::Statement m_upsert_segment;
+  SQLite::Statement m_upsert_minute;
   SQLite::Statement m_find_file;
   SQLite::Statement m_find_unnamed_file;
   SQLite::Statement m_insert_file;
