@@ -21,6 +21,9 @@
 //   windowed_op_totals(op, events, bytes)        those counts per operation
 //   windowed_ops(hour, op, events, bytes)        and per operation and hour
 //                             (bytes NULL for operations without sizes)
+//   windowed_minutes(minute, op, events, bytes) the same per minute (minute =
+//                             its first ns), from the writer's minute_totals
+//                             when no process or path is picked
 //
 // So a report over the whole window aggregates windowed_activity (small), and
 // a report that lists events reads windowed_events, which goes through the
