@@ -166,6 +166,14 @@ TEST_CASE("usage mistakes exit with 2 and say what was wrong", "[cli]") {
   auto bad_source = run(dir, {"collect", "--source", "carrier-pigeon"});
   CHECK(bad_source.exit_code == 2);
   CHECK_THAT(bad_source.err, Catch::Contains("unknown source 'carrier-pigeon'"));
+  const std::string sample = std::string("replay:") + ETWAUDIT_SAMPLE;
+  auto bad_op = run(dir, {"collect", "--source", sample, "--db", dir.file("audit.db"), "--ops", "read,chew"});
+  CHECK(bad_op.exit_code == 2);
+  CHECK_THAT(bad_op.err, Catch::Contains("--ops 'chew': unknown operation (expected one of: read, write,"));
+  auto bad_glob = run(dir, {"collect", "--source", sample, "--db", dir.file("audit.db"), "--exclude-path", "C:\\[abc"});
+  CHECK(bad_glob.exit_code == 2);
+  CHECK_THAT(bad_glob.err, Catch::Contains("--exclude-path 'C:\\[abc': '[' at position 4 is never closed"));
+  CHECK_FALSE(fs::exists(dir.file("audit.db")));
   auto bad_report = run(dir, {"query", "no-such-report", "--db", dir.file("x.db")});
   CHECK(bad_report.exit_code == 2);
   CHECK_THAT(bad_report.err, Catch::Contains("unknown report 'no-such-report'"));

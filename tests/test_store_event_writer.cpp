@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "core/glob.h"
 #include "core/time_format.h"
 #include "store/database.h"
 #include "store/event_writer.h"
@@ -164,6 +165,29 @@ TEST_CASE("the writer never records its own process or its own database files", 
   CHECK(stats.excluded == 5);
   CHECK(stats.written == 1);
   CHECK(database.db().execAndGet("SELECT events_excluded FROM collector_runs").getInt() == 5);
+}
+
+TEST_CASE("a record filter keeps only the chosen paths, processes and operations", "[writer]") {
+  Fixture f;
+  RecordFilter filter;
+  std::string error;
+  filter.include_paths.push_back(*PathGlob::compile("C:\\keep\\*", error));
+  filter.exclude_paths.push_back(*PathGlob::compile("*.tmp", error));
+  filter.exclude_processes.push_back(ProcessPattern::parse("--exclude-process", "noisy.exe"));
+  filter.exclude_processes.push_back(ProcessPattern::parse("--exclude-process", "300"));
+  filter.ops = {Op::read, Op::write};
+  f.writer.set_filter(std::move(filter));
+  f.write({f.event(t0 + 1, Op::read, "C:\\keep\\a.txt"),                          // kept
+           f.event(t0 + 2, Op::write, "c:\\KEEP\\b.txt"),                          // kept: Windows paths ignore case
+           f.event(t0 + 3, Op::open, "C:\\keep\\a.txt"),                           // not a chosen operation
+           f.event(t0 + 4, Op::read, "C:\\other\\a.txt"),                          // not an included path
+           f.event(t0 + 5, Op::read, "C:\\keep\\x.tmp"),                           // an excluded path
+           f.event(t0 + 6, Op::read, "C:\\keep\\a.txt", 200, "C:\\bin\\noisy.exe"),  // an excluded image
+           f.event(t0 + 7, Op::read, "C:\\keep\\a.txt", 300, "C:\\bin\\fine.exe"),   // an excluded pid
+           f.event(t0 + 8, Op::read, "", 100)});                                    // no name yet: kept
+  CHECK(f.count("SELECT count(*) FROM events") == 3);
+  CHECK(f.stats.excluded == 5);
+  CHECK(f.count("SELECT count(*) FROM processes WHERE image LIKE '%noisy%' OR pid = 300") == 0);
 }
 
 TEST_CASE("the activity rollup equals a direct aggregate over the events", "[writer]") {

@@ -10,6 +10,7 @@
 #include "core/human_format.h"
 #include "cli/platform.h"
 #include "core/error.h"
+#include "core/glob.h"
 #include "core/time_format.h"
 #include "sources/live/live_source.h"
 #include "sources/replay_source.h"
@@ -32,6 +33,31 @@ std::unique_ptr<EventSource> make_source(const cxxopts::ParseResult& args, const
   if (spec.empty() || spec == live_source_name()) return make_live_source(args, context);
   throw UsageError("unknown source '" + spec + "' (expected replay:FILE.jsonl" +
                    (*live_source_name() ? std::string(" or ") + live_source_name() : std::string()) + ")");
+}
+
+RecordFilter record_filter(const cxxopts::ParseResult& args) {
+  RecordFilter filter;
+  auto values = [&](const char* option) {
+    return args.count(option) ? args[option].as<std::vector<std::string>>() : std::vector<std::string>();
+  };
+  for (const char* option : {"include-path", "exclude-path"}) {
+    for (const auto& pattern : values(option)) {
+      std::string why;
+      auto glob = PathGlob::compile(pattern, why);
+      if (!glob) throw UsageError(std::string("--") + option + " '" + pattern + "': " + why);
+      (option[0] == 'i' ? filter.include_paths : filter.exclude_paths).push_back(std::move(*glob));
+    }
+  }
+  for (const auto& pattern : values("include-process"))
+    filter.include_processes.push_back(ProcessPattern::parse("--include-process", pattern));
+  for (const auto& pattern : values("exclude-process"))
+    filter.exclude_processes.push_back(ProcessPattern::parse("--exclude-process", pattern));
+  for (const auto& name : values("ops")) {
+    const auto op = op_from_name(name);
+    if (!op) throw UsageError("--ops '" + name + "': unknown operation (expected one of: " + op_names_list() + ")");
+    filter.ops.push_back(*op);
+  }
+  return filter;
 }
 
 std::uint64_t database_bytes(const std::string& path) {
@@ -65,6 +91,13 @@ int collect_command(int argc, const char* const* argv) {
       cxxopts::value<std::size_t>()->default_value("262144"))
     ("on-error", "a bad input record: stop (exit 1) or skip (count it and go on)",
       cxxopts::value<std::string>()->default_value("stop"))
+    ("include-path", "record only paths matching this glob; repeatable", cxxopts::value<std::vector<std::string>>())
+    ("exclude-path", "never record paths matching this glob; repeatable", cxxopts::value<std::vector<std::string>>())
+    ("include-process", "record only these processes (image glob or pid); repeatable",
+      cxxopts::value<std::vector<std::string>>())
+    ("exclude-process", "never record these processes (image glob or pid); repeatable",
+      cxxopts::value<std::vector<std::string>>())
+    ("ops", "record only these operations, e.g. --ops read,write,delete", cxxopts::value<std::vector<std::string>>())
     ("quiet", "no status line while collecting")
     ("h,help", "show this help");
   // clang-format on
@@ -94,13 +127,15 @@ int collect_command(int argc, const char* const* argv) {
     throw UsageError("--on-error must be stop or skip, not '" + on_error + "'");
 
   const std::string db_path = args["db"].as<std::string>();
-  auto source = make_source(args, LiveSourceContext{db_path, current_pid()});
+  RecordFilter filter = record_filter(args);
+  auto source = make_source(args, LiveSourceContext{db_path, current_pid(), filter.ops});
   WriteDatabase database(db_path);
   Catalog catalog;
   RunStats stats;
   EventWriter writer(database.db(), catalog,
                      SelfExclusion::for_database(db_path, source->is_live() ? current_pid() : 0),
                      source->device_map());
+  writer.set_filter(std::move(filter));
   writer.begin_run(source->description(), host_name(), current_pid(), source->is_live());
 
   install_stop_handlers();

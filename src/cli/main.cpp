@@ -57,7 +57,10 @@ int main(int argc, char** argv) {
       std::cerr << "etwaudit " << name << ": " << e.what() << "\n(see 'etwaudit " << name << " --help')\n";
       return 2;
     } catch (const std::exception& e) {
-      std::cerr << "etwaudit " << name << ": " << e.what() << "\n";
+      // A message that names the command already ("etwaudit collect needs root ...") stands alone.
+      const std::string message = e.what();
+      const std::string prefix = "etwaudit " + std::string(name);
+      std::cerr << (message.rfind(prefix, 0) == 0 ? "" : prefix + ": ") << message << "\n";
       return 1;
     }
   }

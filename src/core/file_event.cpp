@@ -24,4 +24,10 @@ std::optional<Op> op_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::string op_names_list() {
+  std::string list;
+  for (std::string_view name : op_names) list += (list.empty() ? "" : ", ") + std::string(name);
+  return list;
+}
+
 }  // namespace etwaudit

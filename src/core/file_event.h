@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace etwaudit {
@@ -35,6 +36,8 @@ inline constexpr int op_count = 13;
 std::string_view op_name(Op op);
 // The inverse of op_name; nullopt for an unknown name.
 std::optional<Op> op_from_name(std::string_view name);
+// "read, write, open, ...": every name, for messages.
+std::string op_names_list();
 
 struct FileEvent {
   std::int64_t time = 0;      // ns since 1970-01-01T00:00:00Z

@@ -17,12 +17,6 @@ bool all_digits(std::string_view text) {
   return !text.empty() && text.size() < 11 && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-std::string op_names_list() {
-  std::string list;
-  for (int i = 0; i < op_count; ++i) list += std::string(i ? ", " : "") + std::string(op_name(static_cast<Op>(i)));
-  return list;
-}
-
 // ---- SQL functions ---------------------------------------------------------
 
 const char* text_argument(sqlite3_value* value) {

@@ -91,6 +91,11 @@ bool SelfExclusion::excludes_path(const std::string& path) const {
   return false;
 }
 
+void EventWriter::set_filter(RecordFilter filter) {
+  m_filter = std::move(filter);
+  m_selected_ops = m_filter.selected_ops();
+}
+
 std::size_t EventWriter::ActivityKeyHash::operator()(const ActivityKey& key) const noexcept {
   std::uint64_t h = static_cast<std::uint64_t>(key.segment_id) * 0x9E3779B97F4A7C15ull;
   h ^= static_cast<std::uint64_t>(key.process_id) + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
@@ -102,6 +107,7 @@ EventWriter::EventWriter(SQLite::Database& db, Catalog& catalog, SelfExclusion s
     : m_db(db),
       m_catalog(catalog),
       m_self(std::move(self)),
+      m_selected_ops(m_filter.selected_ops()),
       m_device_map(device_map),
       m_insert_event(db, event_insert_sql(1)),
       m_insert_events(db, event_insert_sql(rows_per_insert)),
@@ -231,7 +237,7 @@ std::int64_t EventWriter::file_id(std::uint32_t path) {
   std::int64_t& id = m_file_ids[path];
   if (id == 0) {
     std::string name = m_catalog.path(path);
-    if (m_self.excludes_path(name)) {
+    if (m_self.excludes_path(name) || !m_filter.keeps_path(name)) {
       id = -1;
     } else {
       id = lookup_or_insert_file(name, m_catalog.file_key(path));
@@ -247,7 +253,8 @@ std::int64_t EventWriter::process_id(std::uint32_t process) {
   std::int64_t& id = m_process_ids[process];
   if (id == 0) {
     ProcessInfo info = m_catalog.process(process);
-    id = (m_self.pid != 0 && info.pid == m_self.pid) ? -1 : lookup_or_insert_process(info);
+    const bool excluded = (m_self.pid != 0 && info.pid == m_self.pid) || !m_filter.keeps_process(info);
+    id = excluded ? -1 : lookup_or_insert_process(info);
   }
   return id < 0 ? 0 : id;
 }
@@ -315,7 +322,7 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
     for (const FileEvent& event : batch) {
       const std::int64_t file = file_id(event.path);
       const std::int64_t process = process_id(event.process);
-      if (file == 0 || process == 0) {
+      if (file == 0 || process == 0 || !m_selected_ops[static_cast<std::size_t>(event.op)]) {
         ++excluded;
         continue;
       }

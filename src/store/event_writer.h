@@ -23,6 +23,7 @@
 #include "core/device_map.h"
 #include "core/file_event.h"
 #include "core/run_stats.h"
+#include "store/record_filter.h"
 
 namespace etwaudit {
 
@@ -45,6 +46,9 @@ class EventWriter {
  public:
   // device_map, when given, turns NT paths into drive paths (the NT path is kept too).
   EventWriter(SQLite::Database& db, Catalog& catalog, SelfExclusion self, const DeviceMap* device_map = nullptr);
+
+  // Records only what filter keeps (the rest counts as excluded). Call before the first batch.
+  void set_filter(RecordFilter filter);
 
   // Inserts this run's collector_runs row (and closes the rows of runs that
   // died without closing their own: we hold the only writer lock).
@@ -120,6 +124,8 @@ class EventWriter {
   SQLite::Database& m_db;
   Catalog& m_catalog;
   SelfExclusion m_self;
+  RecordFilter m_filter;
+  std::array<bool, op_count> m_selected_ops;  // m_filter.selected_ops()
   const DeviceMap* m_device_map;       // may be null
   std::int64_t m_run_first_event_id = 0;  // events of this run have ids above this
   std::int64_t m_run_id = 0;

@@ -13,7 +13,9 @@
 #include <cxxopts.hpp>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "core/file_event.h"
 #include "sources/event_source.h"
 
 namespace etwaudit {
@@ -23,6 +25,7 @@ class DeviceMap;
 struct LiveSourceContext {
   std::string database_path;  // the database being written (never recorded)
   std::uint32_t own_pid = 0;  // our own process (never recorded)
+  std::vector<Op> ops;        // --ops: the operations wanted (empty: all); a source may ask the OS for these only
 };
 
 // "etw", "fanotify", or "" when this platform has no live source.

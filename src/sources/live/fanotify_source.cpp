@@ -1,0 +1,348 @@
+#include "sources/live/fanotify_source.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/fanotify.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/time_format.h"
+#include "sources/live/linux_proc.h"
+
+namespace etwaudit {
+namespace {
+
+constexpr std::int64_t recheck_ns = 250'000'000;  // how long a process lookup is trusted
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string read_link(const std::string& path) {
+  char buffer[4096];
+  const ssize_t length = ::readlink(path.c_str(), buffer, sizeof buffer);
+  return length > 0 ? std::string(buffer, static_cast<std::size_t>(length)) : std::string();
+}
+
+std::string fd_path(int fd) {
+  return read_link("/proc/self/fd/" + std::to_string(fd));
+}
+
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string kernel_release() {
+  struct utsname name {};
+  return ::uname(&name) == 0 ? name.release : "unknown";
+}
+
+std::string errno_text(const char* call, int error) {
+  return std::string(call) + " failed: " + std::strerror(error);
+}
+
+bool selected(const std::vector<Op>& ops, Op op) {
+  return ops.empty() || std::find(ops.begin(), ops.end(), op) != ops.end();
+}
+
+// The fanotify bits of the content group for each operation, in the order
+// the operations happen, so that one merged event becomes rows in that order.
+struct ContentBit {
+  std::uint64_t mask;
+  Op op;
+};
+constexpr ContentBit content_bits[] = {{FAN_OPEN, Op::open},
+                                       {FAN_ACCESS, Op::read},
+                                       {FAN_MODIFY, Op::write},
+                                       {FAN_CLOSE_WRITE, Op::close_write},
+                                       {FAN_CLOSE_NOWRITE, Op::close}};
+constexpr ContentBit name_bits[] = {{FAN_CREATE, Op::create},
+                                    {FAN_MOVED_FROM, Op::rename},
+                                    {FAN_MOVED_TO, Op::rename},
+                                    {FAN_DELETE, Op::remove}};
+
+}  // namespace
+
+FanotifySource::FanotifySource(FanotifyOptions options) : m_options(std::move(options)) {
+  for (const ContentBit& bit : content_bits)
+    if (selected(m_options.ops, bit.op)) m_content_mask |= bit.mask;
+  for (const ContentBit& bit : name_bits)
+    if (selected(m_options.ops, bit.op)) m_name_mask |= bit.mask;
+
+  if (m_content_mask) {
+    m_content_fd = ::fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK, O_RDONLY | O_LARGEFILE | O_CLOEXEC);
+    if (m_content_fd < 0) {
+      const int error = errno;
+      if (error == EPERM) throw Error("etwaudit collect needs root on Linux (fanotify)");
+      if (error == ENOSYS) throw Error("this kernel has no fanotify (fanotify_init: " + std::string(std::strerror(error)) + ")");
+      throw Error(errno_text("fanotify_init", error));
+    }
+  }
+  if (m_name_mask) {
+    m_name_fd = ::fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME, O_RDONLY | O_CLOEXEC);
+    if (m_name_fd < 0) {
+      const int error = errno;
+      if (error == EPERM) throw Error("etwaudit collect needs root on Linux (fanotify)");
+      m_limitations.push_back("creates, deletes and renames are not recorded: Linux " + kernel_release() +
+                              " cannot report them (fanotify FAN_REPORT_DFID_NAME needs 5.9 or later: " +
+                              std::strerror(error) + ")");
+    }
+  }
+  m_wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (m_wake_fd < 0) throw Error(errno_text("eventfd", errno));
+
+  if (m_options.mounts.empty()) {
+    const auto mounts = linux_proc::default_watch_mounts(linux_proc::parse_mountinfo(read_file("/proc/self/mountinfo")),
+                                                         linux_proc::nodev_filesystems(read_file("/proc/filesystems")));
+    for (const auto& mount : mounts) mark(mount.mount_point, mount.fs_type, false);
+    if (m_watched.empty()) throw Error("no local filesystem to watch was found in /proc/self/mountinfo; name one with --mount");
+  } else {
+    for (const auto& path : m_options.mounts) mark(path, "", true);
+  }
+
+  const auto boot = linux_proc::boot_time_seconds(read_file("/proc/stat"));
+  m_boot_ns = boot ? *boot * ns_per_second : 0;
+  m_ticks_per_second = std::max(1L, ::sysconf(_SC_CLK_TCK));
+}
+
+FanotifySource::~FanotifySource() {
+  for (const Filesystem& filesystem : m_filesystems) ::close(filesystem.mount_fd);
+  for (int fd : {m_content_fd, m_name_fd, m_wake_fd})
+    if (fd >= 0) ::close(fd);
+}
+
+void FanotifySource::mark(const std::string& mount_point, const std::string& fs_type, bool given) {
+  struct stat info {};
+  if (::stat(mount_point.c_str(), &info) != 0) {
+    if (given) throw UsageError("--mount '" + mount_point + "': " + std::strerror(errno));
+    return;
+  }
+  const std::string what = mount_point + (fs_type.empty() ? "" : " (" + fs_type + ")");
+  if (m_content_fd >= 0) {
+    // The whole filesystem (every mount of it); a mount alone before Linux 4.20.
+    int result = ::fanotify_mark(m_content_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, m_content_mask, AT_FDCWD,
+                                 mount_point.c_str());
+    if (result != 0 && errno == EINVAL)
+      result = ::fanotify_mark(m_content_fd, FAN_MARK_ADD | FAN_MARK_MOUNT, m_content_mask, AT_FDCWD,
+                               mount_point.c_str());
+    if (result != 0) {
+      const std::string message = "cannot watch " + what + ": " + errno_text("fanotify_mark", errno);
+      if (given) throw Error(message);
+      m_limitations.push_back(message);
+      return;
+    }
+  }
+  m_watched.push_back(what);
+  if (m_name_fd < 0) return;
+  if (::fanotify_mark(m_name_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, m_name_mask | FAN_ONDIR, AT_FDCWD,
+                      mount_point.c_str()) != 0) {
+    m_limitations.push_back("creates, deletes and renames on " + what + " are not recorded: " +
+                            errno_text("fanotify_mark", errno));
+    return;
+  }
+  struct statfs filesystem {};
+  const int mount_fd = ::open(mount_point.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (mount_fd < 0 || ::fstatfs(mount_fd, &filesystem) != 0) {
+    if (mount_fd >= 0) ::close(mount_fd);
+    m_limitations.push_back("names of created, deleted and renamed files on " + what + " stay unknown: " +
+                            errno_text("open", errno));
+    return;
+  }
+  Filesystem entry{};
+  std::memcpy(entry.fsid, &filesystem.f_fsid, sizeof entry.fsid);
+  entry.mount_fd = mount_fd;
+  m_filesystems.push_back(entry);
+}
+
+void FanotifySource::stop() noexcept {
+  const std::uint64_t one = 1;
+  if (m_wake_fd >= 0 && ::write(m_wake_fd, &one, sizeof one) < 0) {
+    // Only a full counter fails, and then a wake-up is pending anyway.
+  }
+}
+
+void FanotifySource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats& stats) {
+  m_queue = &queue;
+  m_catalog = &catalog;
+  m_stats = &stats;
+  // Large enough for many events per read; fanotify returns whole events only.
+  alignas(fanotify_event_metadata) static thread_local char buffer[256 * 1024];
+  pollfd fds[3] = {{m_wake_fd, POLLIN, 0}, {m_content_fd, POLLIN, 0}, {m_name_fd, POLLIN, 0}};
+  while (!queue.closed()) {
+    if (::poll(fds, 3, -1) < 0) {
+      if (errno == EINTR) continue;
+      m_error = errno_text("poll", errno);
+      return;
+    }
+    if (fds[0].revents) return;
+    for (int group = 1; group <= 2; ++group) {
+      if (!(fds[group].revents & POLLIN)) continue;
+      for (;;) {
+        const ssize_t length = ::read(fds[group].fd, buffer, sizeof buffer);
+        if (length < 0) {
+          if (errno == EAGAIN || errno == EINTR) break;
+          m_error = errno_text("read of the fanotify queue", errno);
+          return;
+        }
+        if (length == 0) break;
+        if (group == 1)
+          read_content_events(buffer, length);
+        else
+          read_name_events(buffer, length);
+        if (static_cast<std::size_t>(length) < sizeof buffer / 2) break;  // drained for now
+      }
+    }
+  }
+}
+
+void FanotifySource::emit(Op op, std::uint32_t process, std::uint32_t path, std::int64_t time) {
+  FileEvent event;
+  event.time = time;
+  event.process = process;
+  event.path = path;
+  event.op = op;
+  m_stats->received += 1;
+  m_queue->try_push(event);
+}
+
+void FanotifySource::read_content_events(const char* buffer, long length) {
+  const std::int64_t time = now_ns();
+  const std::int64_t now = steady_ns();
+  const auto* event = reinterpret_cast<const fanotify_event_metadata*>(buffer);
+  for (; FAN_EVENT_OK(event, length); event = FAN_EVENT_NEXT(event, length)) {
+    if (event->vers != FANOTIFY_METADATA_VERSION) {
+      m_error = "fanotify metadata version " + std::to_string(event->vers) + " is not the one this etwaudit knows";
+      m_queue->close();
+      return;
+    }
+    if (event->mask & FAN_Q_OVERFLOW) {
+      m_overflows.fetch_add(1, std::memory_order_relaxed);
+      m_stats->lost += 1;
+      continue;
+    }
+    if (event->fd < 0) continue;
+    if (static_cast<std::uint32_t>(event->pid) == m_options.own_pid) {
+      ::close(event->fd);
+      continue;
+    }
+    std::string path = fd_path(event->fd);
+    if (path.size() > 10 && path.compare(path.size() - 10, 10, " (deleted)") == 0) {
+      struct stat info {};
+      const bool deleted = ::fstat(event->fd, &info) == 0 && info.st_nlink == 0;
+      path = std::string(linux_proc::without_deleted_suffix(path, deleted));
+    }
+    ::close(event->fd);
+    const std::uint32_t path_id = m_catalog->intern_path(path);
+    const std::uint32_t process_id = process(static_cast<std::uint32_t>(event->pid), now);
+    for (const ContentBit& bit : content_bits)
+      if (event->mask & bit.mask) emit(bit.op, process_id, path_id, time);
+  }
+}
+
+void FanotifySource::read_name_events(const char* buffer, long length) {
+  const std::int64_t time = now_ns();
+  const std::int64_t now = steady_ns();
+  const auto* event = reinterpret_cast<const fanotify_event_metadata*>(buffer);
+  for (; FAN_EVENT_OK(event, length); event = FAN_EVENT_NEXT(event, length)) {
+    if (event->mask & FAN_Q_OVERFLOW) {
+      m_overflows.fetch_add(1, std::memory_order_relaxed);
+      m_stats->lost += 1;
+      continue;
+    }
+    if (event->fd >= 0) ::close(event->fd);
+    if (static_cast<std::uint32_t>(event->pid) == m_options.own_pid) continue;
+    // The information records after the metadata: the directory and name.
+    std::string path;
+    for (std::size_t at = event->metadata_len; at + sizeof(fanotify_event_info_header) <= event->event_len;) {
+      const auto* header = reinterpret_cast<const fanotify_event_info_header*>(reinterpret_cast<const char*>(event) + at);
+      if (header->len < sizeof *header || at + header->len > event->event_len) break;
+      if (header->info_type == FAN_EVENT_INFO_TYPE_DFID_NAME &&
+          header->len > sizeof(fanotify_event_info_fid) + sizeof(file_handle)) {
+        const auto* fid = reinterpret_cast<const fanotify_event_info_fid*>(header);
+        const auto* handle = reinterpret_cast<const file_handle*>(fid->handle);
+        const std::size_t handle_size = sizeof(file_handle) + handle->handle_bytes;
+        const std::size_t name_offset = sizeof(fanotify_event_info_fid) + handle_size;
+        if (name_offset < header->len) {
+          const char* name = reinterpret_cast<const char*>(header) + name_offset;
+          const std::size_t name_length = strnlen(name, header->len - name_offset);
+          const std::string directory = directory_path(reinterpret_cast<const std::int32_t*>(&fid->fsid), handle);
+          if (!directory.empty())
+            path = directory + (directory == "/" ? "" : "/") + std::string(name, name_length);
+        }
+        break;
+      }
+      at += header->len;
+    }
+    // An empty path is a file whose directory is gone: recorded, unnamed.
+    const std::uint32_t path_id = m_catalog->intern_path(path);
+    const std::uint32_t process_id = process(static_cast<std::uint32_t>(event->pid), now);
+    for (const ContentBit& bit : name_bits)
+      if (event->mask & bit.mask) emit(bit.op, process_id, path_id, time);
+  }
+}
+
+std::string FanotifySource::directory_path(const std::int32_t fsid[2], const void* handle) {
+  for (const Filesystem& filesystem : m_filesystems) {
+    if (filesystem.fsid[0] != fsid[0] || filesystem.fsid[1] != fsid[1]) continue;
+    // open_by_handle_at wants a writable file_handle; copy it.
+    const auto* source = static_cast<const file_handle*>(handle);
+    alignas(file_handle) char copy[sizeof(file_handle) + MAX_HANDLE_SZ];
+    if (source->handle_bytes > MAX_HANDLE_SZ) return {};
+    std::memcpy(copy, source, sizeof(file_handle) + source->handle_bytes);
+    const int fd = ::open_by_handle_at(filesystem.mount_fd, reinterpret_cast<file_handle*>(copy),
+                                       O_PATH | O_CLOEXEC);
+    if (fd < 0) return {};
+    std::string path = fd_path(fd);
+    ::close(fd);
+    return path;
+  }
+  return {};
+}
+
+std::uint32_t FanotifySource::process(std::uint32_t pid, std::int64_t now) {
+  auto found = m_processes.find(pid);
+  if (found != m_processes.end() && now - found->second.checked_at < recheck_ns) return found->second.id;
+
+  const std::string proc = "/proc/" + std::to_string(pid);
+  const auto start_ticks = linux_proc::stat_start_ticks(read_file(proc + "/stat"));
+  if (!start_ticks) {
+    // Gone already: what we knew, or the pid alone.
+    if (found != m_processes.end()) return found->second.id;
+    const std::uint32_t id = m_catalog->intern_process(pid, 0, {});
+    m_processes[pid] = ProcessEntry{id, 0, {}, now};
+    return id;
+  }
+  std::string image(linux_proc::without_deleted_suffix(read_link(proc + "/exe"), true));
+  if (image.empty()) {  // a kernel thread: its name, as ps shows it
+    std::string name = read_file(proc + "/comm");
+    while (!name.empty() && name.back() == '\n') name.pop_back();
+    if (!name.empty()) image = "[" + name + "]";
+  }
+  if (found != m_processes.end() && found->second.start_ticks == *start_ticks && found->second.image == image) {
+    found->second.checked_at = now;
+    return found->second.id;
+  }
+  const std::int64_t start_time =
+      m_boot_ns ? m_boot_ns + static_cast<std::int64_t>(*start_ticks) * ns_per_second / m_ticks_per_second : 0;
+  const std::string command_line = linux_proc::command_line(read_file(proc + "/cmdline"));
+  ProcessEntry entry{m_catalog->intern_process(pid, start_time, image, command_line), *start_ticks, image, now};
+  m_processes[pid] = entry;
+  return entry.id;
+}
+
+}  // namespace etwaudit

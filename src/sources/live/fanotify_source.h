@@ -1,0 +1,107 @@
+#pragma once
+// FanotifySource: file activity on Linux, live, from fanotify.
+//
+// Two notification groups watch the chosen filesystems (FAN_MARK_FILESYSTEM,
+// or FAN_MARK_MOUNT on kernels before 4.20):
+//
+//   content  FAN_OPEN, FAN_ACCESS, FAN_MODIFY, FAN_CLOSE_WRITE and
+//            FAN_CLOSE_NOWRITE, each event with an open descriptor of the
+//            file: its path is readlink(/proc/self/fd/N), " (deleted)" taken
+//            off when the file has no name any more.
+//   names    FAN_CREATE, FAN_DELETE, FAN_MOVED_FROM, FAN_MOVED_TO with
+//            FAN_REPORT_DFID_NAME (Linux 5.9): a handle of the directory and
+//            the entry's name; the directory is opened by handle to get its
+//            path. Older kernels have no such group, and the source says so.
+//
+// Operations: open, read, write, close_write, close, create, delete, and
+// rename (a rename is two events: the old name, then the new). fanotify
+// merges repeated events on a file that are still queued and reports no
+// offsets or sizes, so a row on Linux means "at least once around this
+// time", and offset and size stay NULL.
+//
+// Processes are identified by pid and start time (/proc/PID/stat) with
+// their executable and command line, looked up when their first event is
+// read and checked again at most every 250 ms (a pid can be reused, or exec
+// another program). A process that has already exited is recorded with its
+// pid alone. Events of our own process are dropped here, before the queue.
+// A kernel queue overflow (FAN_Q_OVERFLOW) is counted as lost.
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/file_event.h"
+#include "sources/event_source.h"
+
+namespace etwaudit {
+
+struct FanotifyOptions {
+  std::vector<std::string> mounts;  // paths on the filesystems to watch; empty: every local filesystem
+  std::vector<Op> ops;              // operations to ask the kernel for; empty: all it can report
+  std::uint32_t own_pid = 0;        // never recorded
+};
+
+class FanotifySource final : public EventSource {
+ public:
+  // Sets up both groups and their marks. Throws Error when fanotify cannot be
+  // used: no privilege ("needs root"), no fanotify in the kernel, a --mount
+  // that cannot be watched.
+  explicit FanotifySource(FanotifyOptions options);
+  ~FanotifySource() override;
+
+  std::string description() const override { return "fanotify"; }
+  bool is_live() const override { return true; }
+  void run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats& stats) override;
+  void stop() noexcept override;
+  std::string error() const override { return m_error; }
+
+  // What is watched ("/ (ext4)", ...) and what this kernel cannot report, for
+  // the note at the start of a run.
+  const std::vector<std::string>& watched() const { return m_watched; }
+  const std::vector<std::string>& limitations() const { return m_limitations; }
+  // Kernel queue overflows seen (each loses an unknown number of events).
+  std::uint64_t overflows() const { return m_overflows.load(std::memory_order_relaxed); }
+
+ private:
+  struct ProcessEntry {
+    std::uint32_t id = 0;           // catalog id
+    std::uint64_t start_ticks = 0;  // /proc/PID/stat field 22; 0: unknown
+    std::string image;
+    std::int64_t checked_at = 0;  // steady clock ns
+  };
+  struct Filesystem {
+    std::int32_t fsid[2];
+    int mount_fd;  // for open_by_handle_at
+  };
+
+  void mark(const std::string& mount_point, const std::string& fs_type, bool given);
+  void read_content_events(const char* buffer, long length);
+  void read_name_events(const char* buffer, long length);
+  std::string directory_path(const std::int32_t fsid[2], const void* handle);
+  std::uint32_t process(std::uint32_t pid, std::int64_t now);
+  void emit(Op op, std::uint32_t process, std::uint32_t path, std::int64_t time);
+
+  FanotifyOptions m_options;
+  int m_content_fd = -1;
+  int m_name_fd = -1;  // -1: the kernel cannot report names
+  int m_wake_fd = -1;  // eventfd written by stop()
+  std::uint64_t m_content_mask = 0;
+  std::uint64_t m_name_mask = 0;
+  std::vector<Filesystem> m_filesystems;
+  std::vector<std::string> m_watched;
+  std::vector<std::string> m_limitations;
+  std::unordered_map<std::uint32_t, ProcessEntry> m_processes;
+  std::int64_t m_boot_ns = 0;    // boot time, ns since epoch
+  long m_ticks_per_second = 100;
+  std::atomic<std::uint64_t> m_overflows{0};
+  std::string m_error;
+
+  // During run().
+  BoundedQueue<FileEvent>* m_queue = nullptr;
+  Catalog* m_catalog = nullptr;
+  RunStats* m_stats = nullptr;
+};
+
+}  // namespace etwaudit
