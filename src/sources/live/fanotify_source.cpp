@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -22,8 +21,6 @@
 
 namespace etwaudit {
 namespace {
-
-constexpr std::int64_t recheck_ns = 250'000'000;  // how long a process lookup is trusted
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -40,11 +37,6 @@ std::string read_link(const std::string& path) {
 
 std::string fd_path(int fd) {
   return read_link("/proc/self/fd/" + std::to_string(fd));
-}
-
-std::int64_t steady_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
 }
 
 std::string kernel_release() {
@@ -222,7 +214,10 @@ void FanotifySource::emit(Op op, std::uint32_t process, std::uint32_t path, std:
 
 void FanotifySource::read_content_events(const char* buffer, long length) {
   const std::int64_t time = now_ns();
-  const std::int64_t now = steady_ns();
+  const std::uint64_t buffer_number = ++m_buffers;
+  // Paths first, for the whole buffer: a file can be renamed or deleted at
+  // any moment, and its descriptor only tells the name it has now.
+  m_pending.clear();
   const auto* event = reinterpret_cast<const fanotify_event_metadata*>(buffer);
   for (; FAN_EVENT_OK(event, length); event = FAN_EVENT_NEXT(event, length)) {
     if (event->vers != FANOTIFY_METADATA_VERSION) {
@@ -247,16 +242,18 @@ void FanotifySource::read_content_events(const char* buffer, long length) {
       path = std::string(linux_proc::without_deleted_suffix(path, deleted));
     }
     ::close(event->fd);
-    const std::uint32_t path_id = m_catalog->intern_path(path);
-    const std::uint32_t process_id = process(static_cast<std::uint32_t>(event->pid), now);
+    m_pending.push_back({m_catalog->intern_path(path), static_cast<std::uint32_t>(event->pid), event->mask});
+  }
+  for (const auto& pending : m_pending) {
+    const std::uint32_t process_id = process(pending.pid, buffer_number);
     for (const ContentBit& bit : content_bits)
-      if (event->mask & bit.mask) emit(bit.op, process_id, path_id, time);
+      if (pending.mask & bit.mask) emit(bit.op, process_id, pending.path, time);
   }
 }
 
 void FanotifySource::read_name_events(const char* buffer, long length) {
   const std::int64_t time = now_ns();
-  const std::int64_t now = steady_ns();
+  const std::uint64_t buffer_number = ++m_buffers;
   const auto* event = reinterpret_cast<const fanotify_event_metadata*>(buffer);
   for (; FAN_EVENT_OK(event, length); event = FAN_EVENT_NEXT(event, length)) {
     if (event->mask & FAN_Q_OVERFLOW) {
@@ -290,7 +287,7 @@ void FanotifySource::read_name_events(const char* buffer, long length) {
     }
     // An empty path is a file whose directory is gone: recorded, unnamed.
     const std::uint32_t path_id = m_catalog->intern_path(path);
-    const std::uint32_t process_id = process(static_cast<std::uint32_t>(event->pid), now);
+    const std::uint32_t process_id = process(static_cast<std::uint32_t>(event->pid), buffer_number);
     for (const ContentBit& bit : name_bits)
       if (event->mask & bit.mask) emit(bit.op, process_id, path_id, time);
   }
@@ -314,9 +311,9 @@ std::string FanotifySource::directory_path(const std::int32_t fsid[2], const voi
   return {};
 }
 
-std::uint32_t FanotifySource::process(std::uint32_t pid, std::int64_t now) {
+std::uint32_t FanotifySource::process(std::uint32_t pid, std::uint64_t buffer) {
   auto found = m_processes.find(pid);
-  if (found != m_processes.end() && now - found->second.checked_at < recheck_ns) return found->second.id;
+  if (found != m_processes.end() && found->second.checked_in == buffer) return found->second.id;
 
   const std::string proc = "/proc/" + std::to_string(pid);
   const auto start_ticks = linux_proc::stat_start_ticks(read_file(proc + "/stat"));
@@ -324,7 +321,7 @@ std::uint32_t FanotifySource::process(std::uint32_t pid, std::int64_t now) {
     // Gone already: what we knew, or the pid alone.
     if (found != m_processes.end()) return found->second.id;
     const std::uint32_t id = m_catalog->intern_process(pid, 0, {});
-    m_processes[pid] = ProcessEntry{id, 0, {}, now};
+    m_processes[pid] = ProcessEntry{id, 0, {}, buffer};
     return id;
   }
   std::string image(linux_proc::without_deleted_suffix(read_link(proc + "/exe"), true));
@@ -334,13 +331,13 @@ std::uint32_t FanotifySource::process(std::uint32_t pid, std::int64_t now) {
     if (!name.empty()) image = "[" + name + "]";
   }
   if (found != m_processes.end() && found->second.start_ticks == *start_ticks && found->second.image == image) {
-    found->second.checked_at = now;
+    found->second.checked_in = buffer;
     return found->second.id;
   }
   const std::int64_t start_time =
       m_boot_ns ? m_boot_ns + static_cast<std::int64_t>(*start_ticks) * ns_per_second / m_ticks_per_second : 0;
   const std::string command_line = linux_proc::command_line(read_file(proc + "/cmdline"));
-  ProcessEntry entry{m_catalog->intern_process(pid, start_time, image, command_line), *start_ticks, image, now};
+  ProcessEntry entry{m_catalog->intern_process(pid, start_time, image, command_line), *start_ticks, image, buffer};
   m_processes[pid] = entry;
   return entry.id;
 }

@@ -21,9 +21,10 @@
 //
 // Processes are identified by pid and start time (/proc/PID/stat) with
 // their executable and command line, looked up when their first event is
-// read and checked again at most every 250 ms (a pid can be reused, or exec
-// another program). A process that has already exited is recorded with its
-// pid alone. Events of our own process are dropped here, before the queue.
+// read and checked again for each buffer of events read (a pid can be
+// reused, or exec another program). A process that has exited but not been
+// reaped is named by its command name ("[cat]"); one already gone is
+// recorded with its pid alone. Events of our own process are dropped here, before the queue.
 // A kernel queue overflow (FAN_Q_OVERFLOW) is counted as lost.
 
 #include <atomic>
@@ -69,7 +70,7 @@ class FanotifySource final : public EventSource {
     std::uint32_t id = 0;           // catalog id
     std::uint64_t start_ticks = 0;  // /proc/PID/stat field 22; 0: unknown
     std::string image;
-    std::int64_t checked_at = 0;  // steady clock ns
+    std::uint64_t checked_in = 0;  // the buffer of events it was last checked for
   };
   struct Filesystem {
     std::int32_t fsid[2];
@@ -80,7 +81,9 @@ class FanotifySource final : public EventSource {
   void read_content_events(const char* buffer, long length);
   void read_name_events(const char* buffer, long length);
   std::string directory_path(const std::int32_t fsid[2], const void* handle);
-  std::uint32_t process(std::uint32_t pid, std::int64_t now);
+  // The catalog id of pid's process, looked up in /proc once per buffer of
+  // events (buffer: the number of the buffer being read).
+  std::uint32_t process(std::uint32_t pid, std::uint64_t buffer);
   void emit(Op op, std::uint32_t process, std::uint32_t path, std::int64_t time);
 
   FanotifyOptions m_options;
@@ -96,7 +99,15 @@ class FanotifySource final : public EventSource {
   std::int64_t m_boot_ns = 0;    // boot time, ns since epoch
   long m_ticks_per_second = 100;
   std::atomic<std::uint64_t> m_overflows{0};
+  std::uint64_t m_buffers = 0;  // buffers of events read
   std::string m_error;
+
+  struct PendingEvent {
+    std::uint32_t path;  // catalog id
+    std::uint32_t pid;
+    std::uint64_t mask;
+  };
+  std::vector<PendingEvent> m_pending;  // one buffer's events, named, waiting for their processes
 
   // During run().
   BoundedQueue<FileEvent>* m_queue = nullptr;
