@@ -325,14 +325,17 @@ std::uint32_t FanotifySource::process(std::uint32_t pid, std::uint64_t buffer) {
     return id;
   }
   std::string image(linux_proc::without_deleted_suffix(read_link(proc + "/exe"), true));
-  if (image.empty()) {  // a kernel thread: its name, as ps shows it
+  const bool same_start = found != m_processes.end() && found->second.start_ticks == *start_ticks;
+  // The same process, unless it has exec'd another program since. One that
+  // has exited (a zombie until reaped) has no exe any more: still the same.
+  if (same_start && (image.empty() || found->second.image == image)) {
+    found->second.checked_in = buffer;
+    return found->second.id;
+  }
+  if (image.empty()) {  // a kernel thread or a zombie: its name, as ps shows it
     std::string name = read_file(proc + "/comm");
     while (!name.empty() && name.back() == '\n') name.pop_back();
     if (!name.empty()) image = "[" + name + "]";
-  }
-  if (found != m_processes.end() && found->second.start_ticks == *start_ticks && found->second.image == image) {
-    found->second.checked_in = buffer;
-    return found->second.id;
   }
   const std::int64_t start_time =
       m_boot_ns ? m_boot_ns + static_cast<std::int64_t>(*start_ticks) * ns_per_second / m_ticks_per_second : 0;
