@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <atomic>
 #include <thread>
 
 #include "core/bounded_queue.h"
@@ -61,6 +62,29 @@ TEST_CASE("a push wakes a consumer waiting for items", "[queue]") {
   queue.try_push(7);
   consumer.join();
   CHECK(out == std::vector<int>{7});
+}
+
+TEST_CASE("a consumer waiting for enough items sleeps through smaller pushes", "[queue]") {
+  BoundedQueue<int> queue(256);
+  std::vector<int> out;
+  std::atomic<bool> returned{false};
+  std::thread consumer([&] {
+    queue.pop_until(out, 1000, Clock::now() + 60s, 100);
+    returned = true;
+  });
+  for (int i = 0; i < 99; ++i) queue.try_push(i);
+  std::this_thread::sleep_for(100ms);
+  CHECK_FALSE(returned);
+  queue.try_push(99);  // the hundredth wakes it
+  consumer.join();
+  CHECK(out.size() == 100);
+  // Enough is capped at half the ring: a producer never fills it waiting for us.
+  BoundedQueue<int> small(8);
+  std::vector<int> few;
+  std::thread waiter([&] { small.pop_until(few, 1000, Clock::now() + 60s, 1000); });
+  for (int i = 0; i < 4; ++i) small.try_push(i);
+  waiter.join();
+  CHECK(few.size() == 4);
 }
 
 TEST_CASE("a closed queue refuses pushes but still hands out what it holds", "[queue]") {

@@ -67,10 +67,13 @@ TEST_CASE("fanotify records what other processes do to files, and nothing of our
     const std::string path = catalog.path(event.path);
     if (path.rfind(root, 0) != 0) continue;  // the rest of the filesystem
     seen.insert(std::string(op_name(event.op)) + " " + path.substr(root.size() + 1));
-    // cat is forked by the shell and execs at once: its read is cat's, not the shell's.
+    // cat is forked by the shell and execs at once: its read is cat's, not the
+    // shell's (or unknown, if cat was gone before the collector got to it).
     const std::string image = catalog.process(event.process).image;
-    if (event.op == Op::read && path == dir.file("a.txt"))
-      CHECK((image == "/usr/bin/cat" || image == "/bin/cat" || image == "[cat]"));
+    if (event.op == Op::read && path == dir.file("a.txt")) {
+      INFO(image);
+      CHECK((image == "/usr/bin/cat" || image == "/bin/cat" || image == "[cat]" || image.empty()));
+    }
     CHECK(catalog.process(event.process).pid != static_cast<std::uint32_t>(getpid()));
     CHECK(event.size == -1);
     CHECK(event.offset == -1);

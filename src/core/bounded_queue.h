@@ -10,6 +10,7 @@
 //
 // Exactly one thread may push and one thread may pop at a time.
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -56,16 +57,21 @@ class BoundedQueue {
     return false;
   }
 
-  // Moves up to max_items into out (appending). Waits until at least one item is
-  // there, the deadline passes or the queue is closed. Returns how many it took.
-  std::size_t pop_until(std::vector<T>& out, std::size_t max_items, std::chrono::steady_clock::time_point deadline) {
-    std::size_t taken = take(out, max_items);
-    if (taken > 0 || max_items == 0) return taken;
-    {
+  // Moves up to max_items into out (appending). When fewer than `enough`
+  // items are there, first sleeps until there are, the deadline passes or the
+  // queue is closed; the producer wakes it only then, not for every item.
+  // enough is capped at max_items and at half the ring, so that the producer
+  // never fills the ring while the consumer sleeps. Returns how many it took.
+  std::size_t pop_until(std::vector<T>& out, std::size_t max_items, std::chrono::steady_clock::time_point deadline,
+                        std::size_t enough = 1) {
+    if (max_items == 0) return 0;
+    enough = std::max<std::size_t>(1, std::min({enough, max_items, m_slots.size() / 2}));
+    if (size() < enough && !closed()) {
       std::unique_lock lock(m_mutex);
+      m_wake_at.store(enough, std::memory_order_relaxed);
       m_consumer_waiting.store(true, std::memory_order_seq_cst);
-      m_wakeup.wait_until(lock, deadline, [this] {
-        return m_tail.load(std::memory_order_seq_cst) != m_head.load(std::memory_order_relaxed) ||
+      m_wakeup.wait_until(lock, deadline, [this, enough] {
+        return m_tail.load(std::memory_order_seq_cst) - m_head.load(std::memory_order_relaxed) >= enough ||
                m_closed.load(std::memory_order_relaxed);
       });
       m_consumer_waiting.store(false, std::memory_order_relaxed);
@@ -102,7 +108,9 @@ class BoundedQueue {
     if (tail - m_head.load(std::memory_order_acquire) == m_slots.size()) return false;
     m_slots[tail & m_mask] = item;
     m_tail.store(tail + 1, std::memory_order_seq_cst);
-    if (m_consumer_waiting.load(std::memory_order_seq_cst)) wake_consumer();
+    if (m_consumer_waiting.load(std::memory_order_seq_cst) &&
+        tail + 1 - m_head.load(std::memory_order_relaxed) >= m_wake_at.load(std::memory_order_relaxed))
+      wake_consumer();
     return true;
   }
 
@@ -128,6 +136,7 @@ class BoundedQueue {
   alignas(64) std::atomic<std::uint64_t> m_dropped{0};  // pushes refused because full or closed
   std::atomic<bool> m_closed{false};                    // close() was called
   std::atomic<bool> m_consumer_waiting{false};          // consumer sleeps on m_wakeup
+  std::atomic<std::size_t> m_wake_at{1};                // ...until the ring holds this many
   std::mutex m_mutex;                                   // only guards the sleep
   std::condition_variable m_wakeup;
 };

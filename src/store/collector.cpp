@@ -16,8 +16,10 @@ bool gather_batch(BoundedQueue<FileEvent>& queue, std::vector<FileEvent>& batch,
   queue.pop_until(batch, policy.max_events, Clock::now() + idle_wait);
   if (batch.empty()) return !queue.finished();
   const auto deadline = Clock::now() + policy.max_delay;
+  // The batch is open: sleep until it can be filled or must be committed,
+  // rather than waking for every burst of a slow source.
   while (batch.size() < policy.max_events && !queue.finished() && Clock::now() < deadline)
-    queue.pop_until(batch, policy.max_events - batch.size(), deadline);
+    queue.pop_until(batch, policy.max_events - batch.size(), deadline, policy.max_events - batch.size());
   return true;
 }
 

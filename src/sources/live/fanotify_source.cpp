@@ -11,9 +11,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "core/error.h"
 #include "core/time_format.h"
@@ -22,11 +21,17 @@
 namespace etwaudit {
 namespace {
 
+// A small file of /proc, whole (empty when it cannot be read). Plain
+// syscalls: this runs for every new process.
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::string text;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char buffer[4096];
+  for (ssize_t length; (length = ::read(fd, buffer, sizeof buffer)) > 0;)
+    text.append(buffer, static_cast<std::size_t>(length));
+  ::close(fd);
+  return text;
 }
 
 std::string read_link(const std::string& path) {
@@ -37,6 +42,13 @@ std::string read_link(const std::string& path) {
 
 std::string fd_path(int fd) {
   return read_link("/proc/self/fd/" + std::to_string(fd));
+}
+
+constexpr std::int64_t recheck_ns = 250'000'000;  // a pid is not reused faster than this
+
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 std::string kernel_release() {
@@ -127,11 +139,20 @@ void FanotifySource::mark(const std::string& mount_point, const std::string& fs_
   const std::string what = mount_point + (fs_type.empty() ? "" : " (" + fs_type + ")");
   if (m_content_fd >= 0) {
     // The whole filesystem (every mount of it); a mount alone before Linux 4.20.
-    int result = ::fanotify_mark(m_content_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, m_content_mask, AT_FDCWD,
+    // FAN_OPEN_EXEC (Linux 5.0) tells when a process execs another program.
+    int result = -1;
+    for (const std::uint64_t exec : {std::uint64_t{FAN_OPEN_EXEC}, std::uint64_t{0}}) {
+      for (const unsigned int kind : {FAN_MARK_FILESYSTEM, FAN_MARK_MOUNT}) {
+        result = ::fanotify_mark(m_content_fd, FAN_MARK_ADD | kind, m_content_mask | exec, AT_FDCWD,
                                  mount_point.c_str());
-    if (result != 0 && errno == EINVAL)
-      result = ::fanotify_mark(m_content_fd, FAN_MARK_ADD | FAN_MARK_MOUNT, m_content_mask, AT_FDCWD,
-                               mount_point.c_str());
+        if (result == 0 || errno != EINVAL) break;
+      }
+      if (result == 0) {
+        m_sees_exec = m_watched.empty() ? exec != 0 : m_sees_exec && exec != 0;
+        break;
+      }
+      if (errno != EINVAL) break;
+    }
     if (result != 0) {
       const std::string message = "cannot watch " + what + ": " + errno_text("fanotify_mark", errno);
       if (given) throw Error(message);
@@ -245,6 +266,8 @@ void FanotifySource::read_content_events(const char* buffer, long length) {
     m_pending.push_back({m_catalog->intern_path(path), static_cast<std::uint32_t>(event->pid), event->mask});
   }
   for (const auto& pending : m_pending) {
+    // The pid runs another program from here on: look it up again.
+    if (pending.mask & FAN_OPEN_EXEC) m_processes.erase(pending.pid);
     const std::uint32_t process_id = process(pending.pid, buffer_number);
     for (const ContentBit& bit : content_bits)
       if (pending.mask & bit.mask) emit(bit.op, process_id, pending.path, time);
@@ -313,7 +336,12 @@ std::string FanotifySource::directory_path(const std::int32_t fsid[2], const voi
 
 std::uint32_t FanotifySource::process(std::uint32_t pid, std::uint64_t buffer) {
   auto found = m_processes.find(pid);
-  if (found != m_processes.end() && found->second.checked_in == buffer) return found->second.id;
+  // With exec events (which drop the entry) a lookup is good until the pid
+  // could have been reused; without them, for this buffer of events only.
+  const std::int64_t now = steady_ns();
+  if (found != m_processes.end() &&
+      (m_sees_exec ? now - found->second.checked_at < recheck_ns : found->second.checked_in == buffer))
+    return found->second.id;
 
   const std::string proc = "/proc/" + std::to_string(pid);
   const auto start_ticks = linux_proc::stat_start_ticks(read_file(proc + "/stat"));
@@ -321,7 +349,7 @@ std::uint32_t FanotifySource::process(std::uint32_t pid, std::uint64_t buffer) {
     // Gone already: what we knew, or the pid alone.
     if (found != m_processes.end()) return found->second.id;
     const std::uint32_t id = m_catalog->intern_process(pid, 0, {});
-    m_processes[pid] = ProcessEntry{id, 0, {}, buffer};
+    m_processes[pid] = ProcessEntry{id, 0, {}, buffer, now};
     return id;
   }
   std::string image(linux_proc::without_deleted_suffix(read_link(proc + "/exe"), true));
@@ -330,6 +358,7 @@ std::uint32_t FanotifySource::process(std::uint32_t pid, std::uint64_t buffer) {
   // has exited (a zombie until reaped) has no exe any more: still the same.
   if (same_start && (image.empty() || found->second.image == image)) {
     found->second.checked_in = buffer;
+    found->second.checked_at = now;
     return found->second.id;
   }
   if (image.empty()) {  // a kernel thread or a zombie: its name, as ps shows it
@@ -340,7 +369,7 @@ std::uint32_t FanotifySource::process(std::uint32_t pid, std::uint64_t buffer) {
   const std::int64_t start_time =
       m_boot_ns ? m_boot_ns + static_cast<std::int64_t>(*start_ticks) * ns_per_second / m_ticks_per_second : 0;
   const std::string command_line = linux_proc::command_line(read_file(proc + "/cmdline"));
-  ProcessEntry entry{m_catalog->intern_process(pid, start_time, image, command_line), *start_ticks, image, buffer};
+  ProcessEntry entry{m_catalog->intern_process(pid, start_time, image, command_line), *start_ticks, image, buffer, now};
   m_processes[pid] = entry;
   return entry.id;
 }

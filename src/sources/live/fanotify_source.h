@@ -21,8 +21,9 @@
 //
 // Processes are identified by pid and start time (/proc/PID/stat) with
 // their executable and command line, looked up when their first event is
-// read and checked again for each buffer of events read (a pid can be
-// reused, or exec another program). A process that has exited but not been
+// read, again after the process execs another program (FAN_OPEN_EXEC, Linux
+// 5.0; before it, for every buffer of events read), and at most every 250 ms
+// in case the pid was reused. A process that has exited but not been
 // reaped is named by its command name ("[cat]"); one already gone is
 // recorded with its pid alone. Events of our own process are dropped here, before the queue.
 // A kernel queue overflow (FAN_Q_OVERFLOW) is counted as lost.
@@ -71,6 +72,7 @@ class FanotifySource final : public EventSource {
     std::uint64_t start_ticks = 0;  // /proc/PID/stat field 22; 0: unknown
     std::string image;
     std::uint64_t checked_in = 0;  // the buffer of events it was last checked for
+    std::int64_t checked_at = 0;   // and when (steady clock ns)
   };
   struct Filesystem {
     std::int32_t fsid[2];
@@ -81,8 +83,8 @@ class FanotifySource final : public EventSource {
   void read_content_events(const char* buffer, long length);
   void read_name_events(const char* buffer, long length);
   std::string directory_path(const std::int32_t fsid[2], const void* handle);
-  // The catalog id of pid's process, looked up in /proc once per buffer of
-  // events (buffer: the number of the buffer being read).
+  // The catalog id of pid's process (buffer: the number of the buffer of
+  // events being read).
   std::uint32_t process(std::uint32_t pid, std::uint64_t buffer);
   void emit(Op op, std::uint32_t process, std::uint32_t path, std::int64_t time);
 
@@ -100,6 +102,7 @@ class FanotifySource final : public EventSource {
   long m_ticks_per_second = 100;
   std::atomic<std::uint64_t> m_overflows{0};
   std::uint64_t m_buffers = 0;  // buffers of events read
+  bool m_sees_exec = false;     // every mark reports FAN_OPEN_EXEC
   std::string m_error;
 
   struct PendingEvent {
