@@ -314,10 +314,19 @@ std::string filter_ctes(const QueryFilters& filters) {
       "  UNION ALL\n"
       "  SELECT w.segment_id, w.hour, e.process_id, e.file_id, " + counted_select_list(filters) + "\n"
       "  FROM window_segments w CROSS JOIN events e ON e.id BETWEEN w.first_id AND w.last_id, bounds b\n"
-      "  WHERE NOT w.inside" + on_events + "),\n"
-      "windowed_op_totals(op, events, bytes) AS (\n" + unpivoted_operations("") + "),\n"
-      "windowed_ops(hour, op, events, bytes) AS (\n" + unpivoted_operations("hour") + "),\n" +
-      windowed_minutes(filters);
+      "  WHERE NOT w.inside" + on_events + "),\n" +
+      windowed_minutes(filters) + ",\n";
+  // Per operation: without a process or path the minute totals hold them
+  // (a few thousand rows a day); with one, the matching activity rows.
+  if (filters.process || filters.path)
+    sql += "windowed_op_totals(op, events, bytes) AS (\n" + unpivoted_operations("") + "),\n"
+           "windowed_ops(hour, op, events, bytes) AS (\n" + unpivoted_operations("hour") + ")";
+  else
+    sql += "windowed_op_totals(op, events, bytes) AS (\n"
+           "  SELECT op, sum(events), sum(bytes) FROM windowed_minutes GROUP BY op),\n"
+           "windowed_ops(hour, op, events, bytes) AS (\n"
+           "  SELECT minute / 3600000000000 - (minute < 0 AND minute % 3600000000000 <> 0), op, sum(events), sum(bytes)\n"
+           "  FROM windowed_minutes GROUP BY 1, 2)";
   return sql;
 }
 
