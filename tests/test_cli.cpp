@@ -371,3 +371,32 @@ TEST_CASE("import reads a trace once, refuses it twice unless forced, and fails 
 }
 
 #endif  // _WIN32
+
+TEST_CASE("live collection on Linux records other processes and never itself or its database", "[cli][fanotify]") {
+  TempDir dir;
+  if (geteuid() != 0) {
+    auto refused = run(dir, {"collect", "--db", dir.file("audit.db"), "--duration", "1s"});
+    CHECK(refused.exit_code == 1);
+    CHECK(refused.err == "etwaudit collect needs root on Linux (fanotify)\n");
+    CHECK_FALSE(fs::exists(dir.file("audit.db")));
+    return;
+  }
+  // The database lies inside the watched folder: its own writes must not feed back.
+  const std::string db = dir.file("audit.db");
+  pid_t collector = spawn(dir, {"collect", "--db", db, "--mount", dir.path().string(), "--duration", "3s",
+                                "--exclude-path", "*.skip"});
+  REQUIRE(wait_until(db, "SELECT count(*) FROM collector_runs", 1));
+  std::this_thread::sleep_for(300ms);
+  const std::string work = dir.file("work");
+  CHECK(std::system(("mkdir '" + work + "' && echo hello > '" + work + "/kept.txt' && echo no > '" + work +
+                     "/left.skip' && cat '" + work + "/kept.txt' > /dev/null")
+                        .c_str()) == 0);
+  CHECK(wait_for(collector) == 0);
+  CHECK(query_int(db, "SELECT count(*) FROM v_events WHERE path = '" + work + "/kept.txt' AND op = 'write'") >= 1);
+  CHECK(query_int(db, "SELECT count(*) FROM v_events WHERE path = '" + work + "/kept.txt' AND op = 'read'") >= 1);
+  CHECK(query_int(db, "SELECT count(*) FROM files WHERE path LIKE '%.skip'") == 0);
+  CHECK(query_int(db, "SELECT count(*) FROM files WHERE path LIKE '" + db + "%'") == 0);
+  CHECK(query_int(db, "SELECT count(*) FROM processes WHERE pid = " + std::to_string(collector)) == 0);
+  CHECK(query_int(db, "SELECT live FROM collector_runs") == 1);
+  CHECK_THAT(read_file(dir.file("stderr.txt")), Catch::Contains("with fanotify"));
+}

@@ -20,6 +20,8 @@
 //                             --op operations are 0)
 //   windowed_op_totals(op, events, bytes)        those counts per operation
 //   windowed_ops(hour, op, events, bytes)        and per operation and hour
+//                             (from windowed_minutes when no process or path
+//                             is picked)
 //                             (bytes NULL for operations without sizes)
 //   windowed_minutes(minute, op, events, bytes) the same per minute (minute =
 //                             its first ns), from the writer's minute_totals
