@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/fanotify.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/utsname.h>
@@ -88,6 +89,9 @@ FanotifySource::FanotifySource(FanotifyOptions options) : m_options(std::move(op
   for (const ContentBit& bit : name_bits)
     if (selected(m_options.ops, bit.op)) m_name_mask |= bit.mask;
 
+  if (!m_content_mask && !m_name_mask)
+    throw UsageError("--ops: fanotify reports none of these; on Linux it records open, read, write, close, "
+                     "close_write, create, delete and rename");
   if (m_content_mask) {
     m_content_fd = ::fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK, O_RDONLY | O_LARGEFILE | O_CLOEXEC);
     if (m_content_fd < 0) {
@@ -107,7 +111,20 @@ FanotifySource::FanotifySource(FanotifyOptions options) : m_options(std::move(op
                               std::strerror(error) + ")");
     }
   }
-  m_wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  // The kernel opens a descriptor for each event it hands over in one read,
+  // and an event whose descriptor cannot be opened is lost: raise our limit
+  // as far as allowed and never ask for more events than it leaves room for.
+  struct rlimit files {};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0) {
+    if (files.rlim_cur < files.rlim_max) {
+      files.rlim_cur = std::min<rlim_t>(files.rlim_max, 1 << 16);
+      ::setrlimit(RLIMIT_NOFILE, &files);
+      ::getrlimit(RLIMIT_NOFILE, &files);
+    }
+    const std::size_t spare = files.rlim_cur > 256 ? files.rlim_cur - 128 : 64;
+    m_read_size = std::min<std::size_t>(m_read_size, spare * sizeof(fanotify_event_metadata));
+  }
+    m_wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (m_wake_fd < 0) throw Error(errno_text("eventfd", errno));
 
   if (m_options.mounts.empty()) {
@@ -195,6 +212,7 @@ void FanotifySource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSt
   m_stats = &stats;
   // Large enough for many events per read; fanotify returns whole events only.
   alignas(fanotify_event_metadata) static thread_local char buffer[256 * 1024];
+  const std::size_t read_size = std::min(sizeof buffer, m_read_size);
   pollfd fds[3] = {{m_wake_fd, POLLIN, 0}, {m_content_fd, POLLIN, 0}, {m_name_fd, POLLIN, 0}};
   while (!queue.closed()) {
     if (::poll(fds, 3, -1) < 0) {
@@ -206,7 +224,7 @@ void FanotifySource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSt
     for (int group = 1; group <= 2; ++group) {
       if (!(fds[group].revents & POLLIN)) continue;
       for (;;) {
-        const ssize_t length = ::read(fds[group].fd, buffer, sizeof buffer);
+        const ssize_t length = ::read(fds[group].fd, buffer, read_size);
         if (length < 0) {
           if (errno == EAGAIN || errno == EINTR) break;
           m_error = errno_text("read of the fanotify queue", errno);
@@ -217,7 +235,7 @@ void FanotifySource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSt
           read_content_events(buffer, length);
         else
           read_name_events(buffer, length);
-        if (static_cast<std::size_t>(length) < sizeof buffer / 2) break;  // drained for now
+        if (static_cast<std::size_t>(length) < read_size / 2) break;  // drained for now
       }
     }
   }

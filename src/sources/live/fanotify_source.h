@@ -103,6 +103,7 @@ class FanotifySource final : public EventSource {
   std::atomic<std::uint64_t> m_overflows{0};
   std::uint64_t m_buffers = 0;  // buffers of events read
   bool m_sees_exec = false;     // every mark reports FAN_OPEN_EXEC
+  std::size_t m_read_size = 256 * 1024;  // bytes asked for per read (see the constructor)
   std::string m_error;
 
   struct PendingEvent {
