@@ -65,6 +65,20 @@ bool selected(const std::vector<Op>& ops, Op op) {
   return ops.empty() || std::find(ops.begin(), ops.end(), op) != ops.end();
 }
 
+// Calls visit(metadata, record) for each event in a buffer read from a
+// fanotify group. Events with information records are only 4-byte aligned,
+// so each metadata (which holds a 64-bit mask) is copied out, not cast.
+template <typename Visit>
+void for_each_event(const char* buffer, long length, Visit visit) {
+  for (long at = 0; at + static_cast<long>(sizeof(fanotify_event_metadata)) <= length;) {
+    fanotify_event_metadata event;
+    std::memcpy(&event, buffer + at, sizeof event);
+    if (event.event_len < sizeof event || at + static_cast<long>(event.event_len) > length) return;
+    if (!visit(event, buffer + at)) return;
+    at += event.event_len;
+  }
+}
+
 // The fanotify bits of the content group for each operation, in the order
 // the operations happen, so that one merged event becomes rows in that order.
 struct ContentBit {
@@ -257,32 +271,33 @@ void FanotifySource::read_content_events(const char* buffer, long length) {
   // Paths first, for the whole buffer: a file can be renamed or deleted at
   // any moment, and its descriptor only tells the name it has now.
   m_pending.clear();
-  const auto* event = reinterpret_cast<const fanotify_event_metadata*>(buffer);
-  for (; FAN_EVENT_OK(event, length); event = FAN_EVENT_NEXT(event, length)) {
-    if (event->vers != FANOTIFY_METADATA_VERSION) {
-      m_error = "fanotify metadata version " + std::to_string(event->vers) + " is not the one this etwaudit knows";
+  for_each_event(buffer, length, [&](const fanotify_event_metadata& event, const char*) {
+    if (event.vers != FANOTIFY_METADATA_VERSION) {
+      m_error = "fanotify metadata version " + std::to_string(event.vers) + " is not the one this etwaudit knows";
       m_queue->close();
-      return;
+      return false;
     }
-    if (event->mask & FAN_Q_OVERFLOW) {
+    if (event.mask & FAN_Q_OVERFLOW) {
       m_overflows.fetch_add(1, std::memory_order_relaxed);
       m_stats->lost += 1;
-      continue;
+      return true;
     }
-    if (event->fd < 0) continue;
-    if (static_cast<std::uint32_t>(event->pid) == m_options.own_pid) {
-      ::close(event->fd);
-      continue;
+    if (event.fd < 0) return true;
+    if (static_cast<std::uint32_t>(event.pid) == m_options.own_pid) {
+      ::close(event.fd);
+      return true;
     }
-    std::string path = fd_path(event->fd);
+    std::string path = fd_path(event.fd);
     if (path.size() > 10 && path.compare(path.size() - 10, 10, " (deleted)") == 0) {
       struct stat info {};
-      const bool deleted = ::fstat(event->fd, &info) == 0 && info.st_nlink == 0;
+      const bool deleted = ::fstat(event.fd, &info) == 0 && info.st_nlink == 0;
       path = std::string(linux_proc::without_deleted_suffix(path, deleted));
     }
-    ::close(event->fd);
-    m_pending.push_back({m_catalog->intern_path(path), static_cast<std::uint32_t>(event->pid), event->mask});
-  }
+    ::close(event.fd);
+    m_pending.push_back({m_catalog->intern_path(path), static_cast<std::uint32_t>(event.pid), event.mask});
+    return true;
+  });
+  if (!m_error.empty()) return;
   for (const auto& pending : m_pending) {
     // The pid runs another program from here on: look it up again.
     if (pending.mask & FAN_OPEN_EXEC) m_processes.erase(pending.pid);
@@ -295,26 +310,24 @@ void FanotifySource::read_content_events(const char* buffer, long length) {
 void FanotifySource::read_name_events(const char* buffer, long length) {
   const std::int64_t time = now_ns();
   const std::uint64_t buffer_number = ++m_buffers;
-  const auto* event = reinterpret_cast<const fanotify_event_metadata*>(buffer);
-  for (; FAN_EVENT_OK(event, length); event = FAN_EVENT_NEXT(event, length)) {
-    if (event->mask & FAN_Q_OVERFLOW) {
+  for_each_event(buffer, length, [&](const fanotify_event_metadata& event, const char* record) {
+    if (event.mask & FAN_Q_OVERFLOW) {
       m_overflows.fetch_add(1, std::memory_order_relaxed);
       m_stats->lost += 1;
-      continue;
+      return true;
     }
-    if (event->fd >= 0) ::close(event->fd);
-    if (static_cast<std::uint32_t>(event->pid) == m_options.own_pid) continue;
+    if (event.fd >= 0) ::close(event.fd);
+    if (static_cast<std::uint32_t>(event.pid) == m_options.own_pid) return true;
     // The information records after the metadata: the directory and name.
     std::string path;
-    for (std::size_t at = event->metadata_len; at + sizeof(fanotify_event_info_header) <= event->event_len;) {
-      const auto* header = reinterpret_cast<const fanotify_event_info_header*>(reinterpret_cast<const char*>(event) + at);
-      if (header->len < sizeof *header || at + header->len > event->event_len) break;
+    for (std::size_t at = event.metadata_len; at + sizeof(fanotify_event_info_header) <= event.event_len;) {
+      const auto* header = reinterpret_cast<const fanotify_event_info_header*>(record + at);
+      if (header->len < sizeof *header || at + header->len > event.event_len) break;
       if (header->info_type == FAN_EVENT_INFO_TYPE_DFID_NAME &&
           header->len > sizeof(fanotify_event_info_fid) + sizeof(file_handle)) {
         const auto* fid = reinterpret_cast<const fanotify_event_info_fid*>(header);
         const auto* handle = reinterpret_cast<const file_handle*>(fid->handle);
-        const std::size_t handle_size = sizeof(file_handle) + handle->handle_bytes;
-        const std::size_t name_offset = sizeof(fanotify_event_info_fid) + handle_size;
+        const std::size_t name_offset = sizeof(fanotify_event_info_fid) + sizeof(file_handle) + handle->handle_bytes;
         if (name_offset < header->len) {
           const char* name = reinterpret_cast<const char*>(header) + name_offset;
           const std::size_t name_length = strnlen(name, header->len - name_offset);
@@ -328,10 +341,11 @@ void FanotifySource::read_name_events(const char* buffer, long length) {
     }
     // An empty path is a file whose directory is gone: recorded, unnamed.
     const std::uint32_t path_id = m_catalog->intern_path(path);
-    const std::uint32_t process_id = process(static_cast<std::uint32_t>(event->pid), buffer_number);
+    const std::uint32_t process_id = process(static_cast<std::uint32_t>(event.pid), buffer_number);
     for (const ContentBit& bit : name_bits)
-      if (event->mask & bit.mask) emit(bit.op, process_id, path_id, time);
-  }
+      if (event.mask & bit.mask) emit(bit.op, process_id, path_id, time);
+    return true;
+  });
 }
 
 std::string FanotifySource::directory_path(const std::int32_t fsid[2], const void* handle) {
