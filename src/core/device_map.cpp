@@ -21,6 +21,15 @@ bool is_component_prefix(std::string_view text, std::string_view prefix) {
   return starts_with_ignoring_case(text, prefix) && (text.size() == prefix.size() || text[prefix.size()] == '\\');
 }
 
+// prefix followed by rest. (Not `"literal" + std::string(...)`: at -O3 g++ 12
+// warns falsely about that, -Wrestrict.)
+std::string joined(std::string_view prefix, std::string_view rest) {
+  std::string text;
+  text.reserve(prefix.size() + rest.size());
+  text.append(prefix).append(rest);
+  return text;
+}
+
 // "\server\share\x" after a redirector prefix, without ";LanmanRedirector" and
 // ";Z:0000…" components.
 std::string unc_path(std::string_view rest) {
@@ -28,14 +37,90 @@ std::string unc_path(std::string_view rest) {
     const auto next = rest.find('\\', 1);
     rest = next == std::string_view::npos ? std::string_view() : rest.substr(next);
   }
-  return "\\" + std::string(rest);
+  return joined("\\", rest);
 }
 
 }  // namespace
 
+DeviceMap::DeviceMap(const DeviceMap& other) {
+  *this = other;
+}
+
+DeviceMap& DeviceMap::operator=(const DeviceMap& other) {
+  if (this == &other) return *this;
+  std::scoped_lock lock(m_mutex, other.m_mutex);
+  m_devices = other.m_devices;
+  m_loader = other.m_loader;
+  m_miss_interval = other.m_miss_interval;
+  m_loaded = other.m_loaded;
+  m_load_count = other.m_load_count;
+  return *this;
+}
+
 void DeviceMap::add(std::string_view drive, std::string_view target) {
+  std::lock_guard lock(m_mutex);
+  add_locked(drive, target);
+}
+
+void DeviceMap::clear() {
+  std::lock_guard lock(m_mutex);
+  m_devices.clear();
+}
+
+bool DeviceMap::empty() const {
+  std::lock_guard lock(m_mutex);
+  return m_devices.empty();
+}
+
+void DeviceMap::set_loader(Loader loader, std::chrono::milliseconds miss_interval) {
+  std::vector<DriveTarget> drives = loader();
+  std::lock_guard lock(m_mutex);
+  m_loader = std::move(loader);
+  m_miss_interval = miss_interval;
+  m_devices.clear();
+  for (const auto& drive : drives) add_locked(drive.drive, drive.target);
+  m_loaded = std::chrono::steady_clock::now();
+  ++m_load_count;
+}
+
+bool DeviceMap::refresh() noexcept {
+  std::lock_guard lock(m_mutex);
+  return reload_locked();
+}
+
+std::uint64_t DeviceMap::load_count() const {
+  std::lock_guard lock(m_mutex);
+  return m_load_count;
+}
+
+bool DeviceMap::reload_locked() const noexcept {
+  if (!m_loader) return false;
+  m_loaded = std::chrono::steady_clock::now();
+  try {
+    std::vector<DriveTarget> drives = m_loader();
+    std::vector<Device> devices;
+    for (const auto& drive : drives) {
+      // The same checks as add(); a malformed entry is skipped, not fatal.
+      if (drive.drive.size() != 2 || !std::isalpha(static_cast<unsigned char>(drive.drive[0])) ||
+          drive.drive[1] != ':' || drive.target.empty())
+        continue;
+      std::string_view target = drive.target;
+      while (target.size() > 1 && target.back() == '\\') target.remove_suffix(1);
+      devices.push_back(
+          {{static_cast<char>(std::toupper(static_cast<unsigned char>(drive.drive[0]))), ':'}, std::string(target)});
+    }
+    m_devices = std::move(devices);
+    ++m_load_count;
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+void DeviceMap::add_locked(std::string_view drive, std::string_view target) {
   if (drive.size() != 2 || !std::isalpha(static_cast<unsigned char>(drive[0])) || drive[1] != ':')
-    throw UsageError("device map: '" + std::string(drive) + "' is not a drive (expected a letter and a colon, e.g. C:)");
+    throw UsageError("device map: '" + std::string(drive) +
+                     "' is not a drive (expected a letter and a colon, e.g. C:)");
   if (target.empty()) throw UsageError("device map: no target for drive " + std::string(drive));
   while (target.size() > 1 && target.back() == '\\') target.remove_suffix(1);
   std::string upper_drive = {static_cast<char>(std::toupper(static_cast<unsigned char>(drive[0]))), ':'};
@@ -62,10 +147,20 @@ void DeviceMap::add_mapping(std::string_view mapping) {
 }
 
 std::optional<std::string> DeviceMap::to_dos_path(std::string_view nt_path) const {
+  std::lock_guard lock(m_mutex);
+  auto dos = lookup_locked(nt_path);
+  // A volume or drive that appeared since the last load: reload, not too often.
+  if (!dos && m_loader && starts_with_ignoring_case(nt_path, "\\Device\\") &&
+      std::chrono::steady_clock::now() - m_loaded >= m_miss_interval && reload_locked())
+    dos = lookup_locked(nt_path);
+  return dos;
+}
+
+std::optional<std::string> DeviceMap::lookup_locked(std::string_view nt_path) const {
   for (std::string_view alias : {"\\??\\", "\\DosDevices\\", "\\GLOBAL??\\"}) {
     if (!starts_with_ignoring_case(nt_path, alias)) continue;
     std::string_view rest = nt_path.substr(alias.size());
-    if (starts_with_ignoring_case(rest, "UNC\\")) return "\\" + std::string(rest.substr(3));
+    if (starts_with_ignoring_case(rest, "UNC\\")) return joined("\\", rest.substr(3));
     return std::string(rest);
   }
   for (std::string_view redirector : {"\\Device\\Mup", "\\Device\\LanmanRedirector"}) {
@@ -77,9 +172,9 @@ std::optional<std::string> DeviceMap::to_dos_path(std::string_view nt_path) cons
     if (is_component_prefix(nt_path, device.target) && (!best || device.target.size() > best->target.size()))
       best = &device;
   }
-  if (best) return best->drive + std::string(nt_path.substr(best->target.size()));
+  if (best) return joined(best->drive, nt_path.substr(best->target.size()));
   if (starts_with_ignoring_case(nt_path, "\\Device\\HarddiskVolumeShadowCopy"))
-    return "\\\\?\\GLOBALROOT" + std::string(nt_path);
+    return joined("\\\\?\\GLOBALROOT", nt_path);
   return std::nullopt;
 }
 

@@ -18,7 +18,18 @@
 // Drive targets that are themselves DOS paths (SUBST drives, \??\C:\windows)
 // are resolved through the other drives again; they never replace the drive
 // of the volume itself, which stays the canonical name.
+//
+// A live collector gives the map a loader (on Windows, QueryDosDeviceW over
+// A-Z: sources/live/etw_dos_devices.h). The map then reloads every drive when
+// refresh() is called (the collector does when the set of drives changes) and
+// when a \Device\ path matches no drive, at most once per interval, so a
+// drive mapped after the start is found without a query per event. One
+// thread may call to_dos_path while another calls refresh().
 
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,13 +39,35 @@ namespace etwaudit {
 
 class DeviceMap {
  public:
+  // A drive and what it stands for, as a loader reports them.
+  struct DriveTarget {
+    std::string drive;   // "C:"
+    std::string target;  // "\Device\HarddiskVolume3", "\??\C:\windows", ...
+  };
+  // Reads the drives of this machine. May throw Error.
+  using Loader = std::function<std::vector<DriveTarget>()>;
+
+  DeviceMap() = default;
+  // Copies take the drives and the loader; the mutex is each map's own.
+  DeviceMap(const DeviceMap& other);
+  DeviceMap& operator=(const DeviceMap& other);
+
   // drive is "C:" (a letter and a colon); target is what QueryDosDeviceW
   // returned for it. Throws UsageError for a malformed drive or empty target.
   void add(std::string_view drive, std::string_view target);
   // "\Device\HarddiskVolume3=C:" or "C:=\Device\HarddiskVolume3", as given to --device-map.
   void add_mapping(std::string_view mapping);
-  void clear() { m_devices.clear(); }
-  bool empty() const { return m_devices.empty(); }
+  void clear();
+  bool empty() const;
+
+  // Loads the drives from loader now, and again on refresh() and on a miss
+  // (at most once per miss_interval). Throws what loader throws.
+  void set_loader(Loader loader, std::chrono::milliseconds miss_interval);
+  // Reloads the drives from the loader, if there is one. Any thread; a loader
+  // that throws leaves the map as it was and returns false.
+  bool refresh() noexcept;
+  // How many times the drives were loaded (tests, diagnostics).
+  std::uint64_t load_count() const;
 
   // The DOS or UNC form of nt_path; nullopt when no rule applies.
   std::optional<std::string> to_dos_path(std::string_view nt_path) const;
@@ -44,7 +77,18 @@ class DeviceMap {
     std::string drive;   // "C:"
     std::string target;  // "\Device\HarddiskVolume3" (a device, after SUBST resolution)
   };
-  std::vector<Device> m_devices;
+  void add_locked(std::string_view drive, std::string_view target);
+  std::optional<std::string> lookup_locked(std::string_view nt_path) const;
+  bool reload_locked() const noexcept;
+
+  // Everything below is guarded by m_mutex. A lookup that misses may reload
+  // the drives, so what the loader fills is mutable.
+  mutable std::mutex m_mutex;
+  mutable std::vector<Device> m_devices;
+  Loader m_loader;                                         // empty: the drives never change
+  std::chrono::milliseconds m_miss_interval{0};            // least time between reloads on a miss
+  mutable std::chrono::steady_clock::time_point m_loaded;  // when the loader last ran
+  mutable std::uint64_t m_load_count = 0;                  // loader runs that succeeded
 };
 
 }  // namespace etwaudit
