@@ -66,6 +66,17 @@ bool stderr_is_terminal() {
   return _isatty(_fileno(stderr)) != 0;
 }
 
+bool is_elevated() {
+  HANDLE token = nullptr;
+  if (!OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &token)) return false;
+  TOKEN_ELEVATION elevation{};
+  DWORD size = 0;
+  const bool elevated =
+      GetTokenInformation(token, TokenElevation, &elevation, sizeof elevation, &size) && elevation.TokenIsElevated != 0;
+  CloseHandle(token);
+  return elevated;
+}
+
 #else
 
 namespace {

@@ -16,4 +16,10 @@ std::uint32_t current_pid();
 std::string host_name();
 bool stderr_is_terminal();
 
+#ifdef _WIN32
+// True when the process token is elevated (an administrator past UAC, or
+// SYSTEM): what starting a kernel trace session needs.
+bool is_elevated();
+#endif
+
 }  // namespace etwaudit

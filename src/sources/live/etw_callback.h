@@ -1,0 +1,36 @@
+#pragma once
+// The ETW event callback: ProcessTrace calls it with each EVENT_RECORD, on
+// the consumer thread. It does the least it can: describe the record as the
+// portable RawRecord (core/raw_record.h) and hand it to the handler named in
+// the record's UserContext, which decodes it and queues what comes out. No
+// allocation, no locks, no exceptions here (etw-facts.md §9: slow callbacks
+// lose events).
+
+#include <windows.h>
+// clang-format off: evntcons.h needs windows.h first.
+#include <evntcons.h>
+// clang-format on
+
+#include "core/raw_record.h"
+
+namespace etwaudit {
+
+// Receives the records of one consumer.
+class EtwRecordHandler {
+ public:
+  virtual ~EtwRecordHandler() = default;
+  // record and its payload are valid only during the call.
+  virtual void on_record(const RawRecord& record) noexcept = 0;
+};
+
+// The portable view of record: provider or event class, the descriptor
+// fields (event id, task, keyword and channel only for manifest events), the
+// header's pid, tid and flags, the processor, the payload, and the time.
+// ProcessTrace delivers the timestamp as a FILETIME (no RAW_TIMESTAMP mode).
+RawRecord to_raw_record(const EVENT_RECORD& record) noexcept;
+
+// The EventRecordCallback given to OpenTraceW; UserContext is the
+// EtwRecordHandler*. Records without one are ignored.
+void WINAPI etw_event_record_callback(PEVENT_RECORD record);
+
+}  // namespace etwaudit

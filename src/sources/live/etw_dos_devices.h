@@ -1,0 +1,22 @@
+#pragma once
+// What each drive letter of this machine stands for, as the DeviceMap loader
+// of the live collector (core/device_map.h, etw-facts.md §4).
+
+#include <cstdint>
+#include <vector>
+
+#include "core/device_map.h"
+
+namespace etwaudit {
+
+// QueryDosDeviceW("A:") .. ("Z:"): the current (first) target of each drive
+// that has one, e.g. C: -> \Device\HarddiskVolume3, a SUBST drive ->
+// \??\C:\windows, a mapped network drive -> \Device\LanmanRedirector\;Z:…\server\share.
+// Letters without a target are left out; other errors throw Error naming the call.
+std::vector<DeviceMap::DriveTarget> query_dos_devices();
+
+// GetLogicalDrives(): one bit per drive letter. It changes when a volume,
+// SUBST or network drive comes or goes, which is when to reload the map.
+std::uint32_t logical_drive_mask() noexcept;
+
+}  // namespace etwaudit

@@ -1,0 +1,176 @@
+#include "sources/live/etw_live_source.h"
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include "cli/platform.h"
+#include "core/error.h"
+#include "sources/live/etw_dos_devices.h"
+#include "sources/live/etw_win32.h"
+#include "sources/live/live_source.h"
+
+namespace etwaudit {
+namespace {
+
+// A \Device\ path that no drive matches reloads the drives at most this often.
+constexpr std::chrono::seconds device_map_miss_interval{10};
+// How often run() polls the session's loss counters and the drive letters.
+constexpr std::chrono::seconds poll_interval{1};
+
+}  // namespace
+
+EtwEventPipeline::EtwEventPipeline(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats& stats)
+    : m_queue(queue), m_stats(stats), m_decoder(catalog, *this) {}
+
+void EtwEventPipeline::on_record(const RawRecord& record) noexcept {
+  m_decoder.decode(record);
+  const DecoderStats& decoded = m_decoder.stats();
+  if (decoded.malformed != m_malformed_counted) {
+    m_stats.bad_input.fetch_add(decoded.malformed - m_malformed_counted, std::memory_order_relaxed);
+    m_malformed_counted = decoded.malformed;
+  }
+  if (decoded.lost_markers != m_lost_markers.load(std::memory_order_relaxed))
+    m_lost_markers.store(decoded.lost_markers, std::memory_order_relaxed);
+}
+
+void EtwEventPipeline::deliver(const FileEvent& event) {
+  m_stats.received.fetch_add(1, std::memory_order_relaxed);
+  m_queue.try_push(event);
+}
+
+EtwLiveSource::EtwLiveSource(EtwSessionOptions options) : m_session(std::move(options)) {
+  m_device_map.set_loader(query_dos_devices, device_map_miss_interval);
+  m_session.start();
+  m_session.open(etw_event_record_callback, static_cast<EtwRecordHandler*>(this));
+}
+
+EtwLiveSource::~EtwLiveSource() {
+  m_session.stop();
+}
+
+void EtwLiveSource::on_record(const RawRecord& record) noexcept {
+  if (m_pipeline) m_pipeline->on_record(record);
+}
+
+void EtwLiveSource::update_lost(RunStats& stats, const std::optional<EtwLossCounters>& counters) {
+  // A lost buffer counts as one event: how many it held is unknown, so this
+  // is a lower bound. The in-band markers report the same losses again, so
+  // the larger of the two counts, not their sum.
+  if (counters) m_session_lost = counters->events_lost + counters->realtime_buffers_lost + counters->log_buffers_lost;
+  const std::uint64_t markers = m_pipeline ? m_pipeline->lost_markers() : 0;
+  stats.lost.store(std::max(m_session_lost, markers), std::memory_order_relaxed);
+}
+
+void EtwLiveSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats& stats) {
+  EtwEventPipeline pipeline(queue, catalog, stats);
+  m_pipeline = &pipeline;
+  std::atomic<bool> consumer_done{false};
+  unsigned long process_status = ERROR_SUCCESS;
+  std::thread consumer([&] {
+    process_status = m_session.process();
+    consumer_done = true;
+    { std::lock_guard lock(m_mutex); }
+    m_wakeup.notify_all();
+  });
+
+  // Names of files opened before now arrive as FileRundown events.
+  try {
+    if (!m_stop) {
+      const unsigned long status = m_session.request_file_rundown();
+      if (status != ERROR_SUCCESS)
+        std::cerr << "etwaudit collect: warning: no names for files opened before the start ("
+                  << win32_failure("TraceSetInformation", status) << "); their events stay unresolved\n";
+    }
+  } catch (const Error& e) {
+    std::lock_guard lock(m_mutex);
+    m_error = e.what();
+    m_stop = true;
+  }
+
+  std::uint32_t drives = logical_drive_mask();
+  while (!m_stop && !consumer_done) {
+    {
+      std::unique_lock lock(m_mutex);
+      m_wakeup.wait_for(lock, poll_interval, [&] { return m_stop.load() || consumer_done.load(); });
+    }
+    update_lost(stats, m_session.query());
+    if (const std::uint32_t now = logical_drive_mask(); now != drives) {
+      drives = now;
+      m_device_map.refresh();
+    }
+  }
+
+  m_session.stop();
+  consumer.join();
+  update_lost(stats, m_session.final_counters());
+  m_pipeline = nullptr;
+
+  std::lock_guard lock(m_mutex);
+  if (m_error.empty() && !m_stop) {
+    // The session ended without us: stopped from outside, or ProcessTrace failed.
+    m_error = process_status == ERROR_SUCCESS
+                  ? "the ETW session '" + to_utf8(m_session.name()) + "' was stopped by another program"
+                  : "reading the ETW session '" + to_utf8(m_session.name()) +
+                        "' failed: " + win32_failure("ProcessTrace", process_status);
+  }
+}
+
+void EtwLiveSource::stop() noexcept {
+  m_stop = true;
+  m_session.stop();
+  { std::lock_guard lock(m_mutex); }
+  m_wakeup.notify_all();
+}
+
+std::string EtwLiveSource::error() const {
+  std::lock_guard lock(m_mutex);
+  return m_error;
+}
+
+// The live-source hooks of sources/live/live_source.h.
+
+const char* live_source_name() {
+  return "etw";
+}
+
+void add_live_source_options(cxxopts::Options& options) {
+  const EtwSessionOptions defaults;
+  // clang-format off
+  options.add_options("live source (ETW)")
+    ("etw-session", "name of the ETW session (Windows 8 and later; Windows 7 uses the NT Kernel Logger)",
+      cxxopts::value<std::string>()->default_value(to_utf8(defaults.name)))
+    ("etw-buffer-size", "size of each ETW buffer in KB (4-16384)",
+      cxxopts::value<unsigned>()->default_value(std::to_string(defaults.buffer_size_kb)))
+    ("etw-min-buffers", "ETW buffers allocated at start",
+      cxxopts::value<unsigned>()->default_value(std::to_string(defaults.minimum_buffers)))
+    ("etw-max-buffers", "most ETW buffers; when all are full, ETW loses events",
+      cxxopts::value<unsigned>()->default_value(std::to_string(defaults.maximum_buffers)))
+    ("etw-flush-timer", "seconds before ETW delivers a partly filled buffer (1-60)",
+      cxxopts::value<unsigned>()->default_value(std::to_string(defaults.flush_timer_seconds)));
+  // clang-format on
+}
+
+std::unique_ptr<EventSource> make_live_source(const cxxopts::ParseResult& args, const LiveSourceContext&) {
+  EtwSessionOptions options;
+  options.name = to_wide(args["etw-session"].as<std::string>());
+  options.buffer_size_kb = args["etw-buffer-size"].as<unsigned>();
+  options.minimum_buffers = args["etw-min-buffers"].as<unsigned>();
+  options.maximum_buffers = args["etw-max-buffers"].as<unsigned>();
+  options.flush_timer_seconds = args["etw-flush-timer"].as<unsigned>();
+  if (options.name.empty() || options.name.size() > 1024)
+    throw UsageError("--etw-session must have 1 to 1024 characters");
+  if (options.buffer_size_kb < 4 || options.buffer_size_kb > 16384)
+    throw UsageError("--etw-buffer-size must be 4 to 16384 (KB), not " + std::to_string(options.buffer_size_kb));
+  if (options.minimum_buffers < 2 || options.maximum_buffers < options.minimum_buffers)
+    throw UsageError("--etw-min-buffers must be at least 2 and at most --etw-max-buffers (" +
+                     std::to_string(options.minimum_buffers) + " > " + std::to_string(options.maximum_buffers) + ")");
+  if (options.flush_timer_seconds < 1 || options.flush_timer_seconds > 60)
+    throw UsageError("--etw-flush-timer must be 1 to 60 (seconds), not " + std::to_string(options.flush_timer_seconds));
+
+  if (!is_elevated()) throw Error("etwaudit collect needs administrator rights (run elevated or as SYSTEM)");
+  return std::make_unique<EtwLiveSource>(std::move(options));
+}
+
+}  // namespace etwaudit

@@ -1,0 +1,89 @@
+#pragma once
+// EtwLiveSource: `etwaudit collect` on Windows. Events come from a kernel ETW
+// session (etw_session.h) as they happen.
+//
+//   ProcessTrace thread       etw_event_record_callback -> RawRecord ->
+//                             EtwEventPipeline: EtwDecoder -> try_push (drops counted)
+//   run() thread              starts the ProcessTrace thread, asks for the
+//                             file-name rundown, then once a second polls
+//                             ControlTraceW(QUERY) for loss and reloads the
+//                             device map when the drives change
+//   collector thread          DeviceMap::to_dos_path for every new path
+//
+// The session is started and the consumer opened when the source is made,
+// so a machine where ETW cannot work (no rights, Wine) fails before anything
+// is written. stop(), the destructor and the end of run() all stop the
+// session, so it ends on every way out: normal stop, Ctrl+C, console close
+// and shutdown (the console handler gives the collector time to get here),
+// and errors. A session left by a killed process is replaced at the next start.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "core/device_map.h"
+#include "sources/etw/decoder.h"
+#include "sources/event_source.h"
+#include "sources/live/etw_callback.h"
+#include "sources/live/etw_session.h"
+
+namespace etwaudit {
+
+// Decodes records on the ProcessTrace thread and queues the events. Never
+// blocks: a full queue drops the event (BoundedQueue counts it).
+class EtwEventPipeline final : public EtwRecordHandler, private FileEventSink {
+ public:
+  // All three must outlive the pipeline.
+  EtwEventPipeline(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats& stats);
+
+  void on_record(const RawRecord& record) noexcept override;
+
+  // Any thread: RTLostEvent/RTLostBuffer/RTLostFile markers seen so far.
+  std::uint64_t lost_markers() const { return m_lost_markers.load(std::memory_order_relaxed); }
+  // The decoder's counters; only once no more records arrive.
+  const DecoderStats& decoder_stats() const { return m_decoder.stats(); }
+
+ private:
+  void deliver(const FileEvent& event) override;
+
+  BoundedQueue<FileEvent>& m_queue;
+  RunStats& m_stats;
+  EtwDecoder m_decoder;
+  std::uint64_t m_malformed_counted = 0;         // decoder's malformed already added to stats.bad_input
+  std::atomic<std::uint64_t> m_lost_markers{0};  // published copy of the decoder's lost_markers
+};
+
+class EtwLiveSource final : public EventSource, private EtwRecordHandler {
+ public:
+  // Loads the drive map, starts the session and opens its consumer. Throws
+  // Error naming the failing call.
+  explicit EtwLiveSource(EtwSessionOptions options);
+  ~EtwLiveSource() override;
+
+  std::string description() const override { return "etw"; }
+  bool is_live() const override { return true; }
+  void run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats& stats) override;
+  void stop() noexcept override;
+  std::string error() const override;
+  const DeviceMap* device_map() const override { return &m_device_map; }
+
+ private:
+  void on_record(const RawRecord& record) noexcept override;
+  // stats.lost from the session's counters and the in-band markers.
+  void update_lost(RunStats& stats, const std::optional<EtwLossCounters>& counters);
+
+  DeviceMap m_device_map;
+  EtwSession m_session;
+  EtwEventPipeline* m_pipeline = nullptr;  // set by run() before ProcessTrace starts
+  std::uint64_t m_session_lost = 0;        // events and buffers the session reported lost
+
+  std::atomic<bool> m_stop{false};
+  mutable std::mutex m_mutex;        // guards m_error and the wait in run()
+  std::condition_variable m_wakeup;  // stop() or the end of ProcessTrace
+  std::string m_error;
+};
+
+}  // namespace etwaudit

@@ -1,0 +1,204 @@
+// The ETW controller and consumer calls (see etw_session.h). The only
+// translation unit that defines the ETW GUIDs: without INITGUID before
+// <evntrace.h>, SystemTraceControlGuid is an undefined reference with mingw.
+#define INITGUID
+#include <windows.h>
+// clang-format off: evntrace.h and evntcons.h need windows.h first.
+#include <evntcons.h>
+#include <evntrace.h>
+// clang-format on
+
+#include <cstddef>
+#include <cstring>
+
+#include "core/error.h"
+#include "sources/live/etw_session.h"
+#include "sources/live/etw_win32.h"
+
+namespace etwaudit {
+namespace {
+
+// Wnode.Guid of our private session: any GUID but SystemTraceControlGuid
+// (etw-facts.md §1.2). Fixed, so that a stale session of ours is recognisable.
+constexpr GUID etwaudit_session_guid = {0xf9341037, 0x1c83, 0x4d3c, {0xa8, 0xdb, 0xc6, 0xa3, 0x45, 0x48, 0x1f, 0x38}};
+
+// OpenTraceW's failure value is (UINT64)UINTPTR_MAX: all ones in a 64-bit
+// process, 0x00000000FFFFFFFF in a 32-bit one, where mingw's macro
+// sign-extends to all ones instead (etw-facts.md §2.2). Check both.
+bool is_invalid_trace_handle(TRACEHANDLE handle) {
+  return handle == static_cast<TRACEHANDLE>(UINTPTR_MAX) || handle == INVALID_PROCESSTRACE_HANDLE;
+}
+
+// The 8 group masks of TraceSystemTraceEnableFlagsInfo (PERFINFO_GROUPMASK);
+// the first holds the classic EnableFlags.
+struct GroupMasks {
+  ULONG masks[8] = {};
+};
+
+}  // namespace
+
+WindowsVersion windows_version() noexcept {
+  WindowsVersion version;
+  using RtlGetVersionFunction = LONG(WINAPI*)(OSVERSIONINFOW*);
+  HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
+  auto rtl_get_version =
+      ntdll ? reinterpret_cast<RtlGetVersionFunction>(reinterpret_cast<void*>(GetProcAddress(ntdll, "RtlGetVersion")))
+            : nullptr;
+  OSVERSIONINFOW info{};
+  info.dwOSVersionInfoSize = sizeof info;
+  if (rtl_get_version && rtl_get_version(&info) == 0) {
+    version.major = info.dwMajorVersion;
+    version.minor = info.dwMinorVersion;
+    version.build = info.dwBuildNumber;
+  }
+  return version;
+}
+
+EtwSession::EtwSession(EtwSessionOptions options) : m_options(std::move(options)) {
+  // Windows 8 brought system-logger mode; before it only the NT Kernel Logger
+  // receives kernel events.
+  m_nt_kernel_logger = !windows_version().at_least(6, 2);
+  m_name = m_nt_kernel_logger ? std::wstring(KERNEL_LOGGER_NAMEW) : m_options.name;
+  m_enable_flags = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_DISK_IO |
+                   EVENT_TRACE_FLAG_DISK_FILE_IO | EVENT_TRACE_FLAG_FILE_IO_INIT | EVENT_TRACE_FLAG_NO_SYSCONFIG;
+}
+
+EtwSession::~EtwSession() {
+  stop();
+}
+
+void EtwSession::prepare_properties(bool for_start) {
+  std::memset(&m_properties, 0, sizeof m_properties);
+  EVENT_TRACE_PROPERTIES& p = m_properties.properties;
+  p.Wnode.BufferSize = sizeof m_properties;
+  p.Wnode.Flags = WNODE_FLAG_TRACED_GUID;
+  p.LoggerNameOffset = offsetof(Properties, names);
+  p.LogFileNameOffset = 0;  // real time only
+  if (!for_start) return;
+  p.Wnode.Guid = m_nt_kernel_logger ? SystemTraceControlGuid : etwaudit_session_guid;
+  p.Wnode.ClientContext = 1;  // QPC timestamps; ProcessTrace turns them into FILETIME
+  p.BufferSize = m_options.buffer_size_kb;
+  p.MinimumBuffers = m_options.minimum_buffers;
+  p.MaximumBuffers = m_options.maximum_buffers;
+  p.FlushTimer = m_options.flush_timer_seconds;
+  p.EnableFlags = m_enable_flags;
+  p.LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
+  if (!m_nt_kernel_logger) {
+    p.LogFileMode |= EVENT_TRACE_SYSTEM_LOGGER_MODE;
+    // Windows 8.1 and later: our buffers do not suffer when another
+    // session's writes fail (etw-facts.md §9).
+    if (windows_version().at_least(6, 3)) p.LogFileMode |= EVENT_TRACE_INDEPENDENT_SESSION_MODE;
+  }
+}
+
+unsigned long EtwSession::control(unsigned long code) {
+  prepare_properties(false);
+  return ControlTraceW(m_running ? m_session : 0, m_name.c_str(), &m_properties.properties, code);
+}
+
+EtwLossCounters EtwSession::counters_of(const EVENT_TRACE_PROPERTIES& properties) {
+  return {properties.EventsLost, properties.RealTimeBuffersLost, properties.LogBuffersLost};
+}
+
+void EtwSession::start() {
+  std::lock_guard lock(m_mutex);
+  if (m_running) return;
+  const std::string session = "the ETW session '" + to_utf8(m_name) + "'";
+  prepare_properties(true);
+  ULONG status = StartTraceW(&m_session, m_name.c_str(), &m_properties.properties);
+  if (status == ERROR_ALREADY_EXISTS) {
+    if (m_nt_kernel_logger)
+      throw Error("cannot start " + session + ": another program is using it (" + win32_failure("StartTraceW", status) +
+                  "); stop that trace (e.g. logman stop \"NT Kernel Logger\" -ets) and try again");
+    // Our own session, left by a run that could not stop it: stop it and start again.
+    prepare_properties(false);
+    const ULONG stopped = ControlTraceW(0, m_name.c_str(), &m_properties.properties, EVENT_TRACE_CONTROL_STOP);
+    if (stopped != ERROR_SUCCESS && stopped != ERROR_WMI_INSTANCE_NOT_FOUND)
+      throw Error("cannot stop the stale " + session.substr(4) + ": " + win32_failure("ControlTraceW(STOP)", stopped));
+    prepare_properties(true);
+    status = StartTraceW(&m_session, m_name.c_str(), &m_properties.properties);
+  }
+  if (status == ERROR_ACCESS_DENIED)
+    throw Error("etwaudit collect needs administrator rights (run elevated or as SYSTEM): " +
+                win32_failure("StartTraceW", status));
+  if (status != ERROR_SUCCESS) throw Error("cannot start " + session + ": " + win32_failure("StartTraceW", status));
+  m_running = true;
+  m_final.reset();
+}
+
+void EtwSession::open(PEVENT_RECORD_CALLBACK callback, void* context) {
+  std::lock_guard lock(m_mutex);
+  EVENT_TRACE_LOGFILEW logfile;
+  std::memset(&logfile, 0, sizeof logfile);
+  logfile.LoggerName = const_cast<wchar_t*>(m_name.c_str());
+  // EVENT_RECORD selects EventRecordCallback of the union (etw-facts.md §2.1).
+  logfile.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;
+  logfile.EventRecordCallback = callback;
+  logfile.Context = context;
+  SetLastError(ERROR_SUCCESS);
+  const TRACEHANDLE trace = OpenTraceW(&logfile);
+  if (is_invalid_trace_handle(trace)) {
+    const DWORD error = GetLastError();
+    throw Error("cannot read events from the ETW session '" + to_utf8(m_name) +
+                "': " + win32_failure("OpenTraceW", error) +
+                (error == ERROR_ACCESS_DENIED ? "; real-time ETW is not available here (under Wine it never is)" : ""));
+  }
+  m_trace = trace;
+  m_trace_open = true;
+}
+
+unsigned long EtwSession::process() noexcept {
+  TRACEHANDLE trace;
+  {
+    std::lock_guard lock(m_mutex);
+    if (!m_trace_open) return ERROR_INVALID_HANDLE;
+    trace = m_trace;
+  }
+  return ProcessTrace(&trace, 1, nullptr, nullptr);
+}
+
+unsigned long EtwSession::request_file_rundown() {
+  std::lock_guard lock(m_mutex);
+  if (!m_running) return ERROR_INVALID_HANDLE;
+  if (m_nt_kernel_logger) return ERROR_NOT_SUPPORTED;  // group masks are Windows 8 and later
+  GroupMasks masks;
+  ULONG status = TraceSetInformation(m_session, TraceSystemTraceEnableFlagsInfo, &masks, sizeof masks);
+  if (status != ERROR_SUCCESS) return status;
+  masks.masks[0] = m_enable_flags;
+  status = TraceSetInformation(m_session, TraceSystemTraceEnableFlagsInfo, &masks, sizeof masks);
+  if (status != ERROR_SUCCESS)
+    throw Error("cannot re-enable the kernel events of the ETW session '" + to_utf8(m_name) +
+                "' after the file rundown: " + win32_failure("TraceSetInformation", status));
+  return ERROR_SUCCESS;
+}
+
+std::optional<EtwLossCounters> EtwSession::query() noexcept {
+  std::lock_guard lock(m_mutex);
+  if (!m_running) return std::nullopt;
+  if (control(EVENT_TRACE_CONTROL_QUERY) != ERROR_SUCCESS) return std::nullopt;
+  return counters_of(m_properties.properties);
+}
+
+std::optional<EtwLossCounters> EtwSession::final_counters() const {
+  std::lock_guard lock(m_mutex);
+  return m_final;
+}
+
+void EtwSession::stop() noexcept {
+  std::lock_guard lock(m_mutex);
+  if (m_running) {
+    // ERROR_WMI_INSTANCE_NOT_FOUND: someone stopped it already; nothing left to do.
+    if (control(EVENT_TRACE_CONTROL_STOP) == ERROR_SUCCESS) m_final = counters_of(m_properties.properties);
+    m_running = false;
+    m_session = 0;
+  }
+  if (m_trace_open) {
+    // ERROR_CTX_CLOSE_PENDING is success: ProcessTrace delivers what is
+    // buffered and returns. Any other result leaves nothing we could do.
+    CloseTrace(m_trace);
+    m_trace_open = false;
+    m_trace = 0;
+  }
+}
+
+}  // namespace etwaudit

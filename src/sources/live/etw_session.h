@@ -1,0 +1,125 @@
+#pragma once
+// EtwSession: the kernel trace session etwaudit collects from, and its
+// real-time consumer (etw-facts.md §1, §2; design.md §6).
+//
+// Controller. On Windows 8 and later a privately named session ("etwaudit")
+// in system-logger mode, so it never takes the singleton "NT Kernel Logger"
+// from another tool; on Windows 7 that logger is the only way to kernel file
+// events and is used instead. Kernel flags: file I/O start events
+// (FILE_IO_INIT: Create, Read, Write, Cleanup, Close, SetInfo, Delete,
+// Rename, Flush), file names (DISK_FILE_IO, which needs DISK_IO), process and
+// thread events. A session of our own name left by a run that was killed
+// (ERROR_ALREADY_EXISTS) is stopped and started again; any other session is
+// never touched.
+//
+// Consumer. OpenTraceW in event-record, real-time mode; process() runs
+// ProcessTrace and blocks, so it gets its own thread. stop() (any thread, any
+// number of times) stops the session with ControlTraceW(STOP) and closes the
+// consumer with CloseTrace (ERROR_CTX_CLOSE_PENDING is its success while
+// ProcessTrace drains), after which process() returns.
+//
+// This and etw_session.cpp are the only places that call the ETW controller
+// and consumer APIs; etw_session.cpp is the one translation unit that defines
+// the ETW GUIDs (INITGUID).
+
+#include <windows.h>
+// clang-format off: evntrace.h needs windows.h first.
+#include <evntrace.h>
+// clang-format on
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace etwaudit {
+
+struct EtwSessionOptions {
+  std::wstring name = L"etwaudit";   // private session name (Windows 8 and later)
+  unsigned buffer_size_kb = 256;     // size of each trace buffer, 4-16384 KB
+  unsigned minimum_buffers = 32;     // buffers allocated at start
+  unsigned maximum_buffers = 256;    // most buffers before ETW loses events
+  unsigned flush_timer_seconds = 1;  // longest wait before a partly filled buffer is delivered
+};
+
+// What ETW says the session lost (ControlTraceW QUERY or the final STOP).
+struct EtwLossCounters {
+  std::uint64_t events_lost = 0;            // events the session dropped (EventsLost)
+  std::uint64_t realtime_buffers_lost = 0;  // buffers not delivered to the consumer (RealTimeBuffersLost)
+  std::uint64_t log_buffers_lost = 0;       // buffers not written (LogBuffersLost)
+};
+
+// The Windows version, from RtlGetVersion (GetVersionEx lies to programs
+// without a manifest).
+struct WindowsVersion {
+  unsigned long major = 0;  // 6 for Windows 7/8/8.1, 10 for Windows 10/11
+  unsigned long minor = 0;  // 1 Windows 7, 2 Windows 8, 3 Windows 8.1
+  unsigned long build = 0;
+  bool at_least(unsigned long want_major, unsigned long want_minor) const {
+    return major > want_major || (major == want_major && minor >= want_minor);
+  }
+};
+WindowsVersion windows_version() noexcept;
+
+class EtwSession {
+ public:
+  explicit EtwSession(EtwSessionOptions options);
+  ~EtwSession();  // stop()
+  EtwSession(const EtwSession&) = delete;
+  EtwSession& operator=(const EtwSession&) = delete;
+
+  // Starts the session. Throws Error naming the failing call and its code.
+  void start();
+  // The session's name: options.name, or "NT Kernel Logger" on Windows 7.
+  const std::wstring& name() const { return m_name; }
+  bool uses_nt_kernel_logger() const { return m_nt_kernel_logger; }
+
+  // Opens the real-time consumer: ProcessTrace will call callback with each
+  // EVENT_RECORD, whose UserContext is context. Throws Error naming OpenTraceW.
+  void open(PEVENT_RECORD_CALLBACK callback, void* context);
+  // Delivers events until the session stops or stop() is called; returns
+  // ProcessTrace's result (ERROR_SUCCESS normally).
+  unsigned long process() noexcept;
+
+  // Asks the kernel for the names of the files that are already open
+  // (FileRundown events) by setting the session's group masks to empty and
+  // back (etw-facts.md §8). Returns ERROR_SUCCESS, or the code of the first
+  // call when this Windows cannot (the session is unchanged then). Throws
+  // Error if the flags could not be restored.
+  unsigned long request_file_rundown();
+
+  // ControlTraceW(QUERY); nullopt when the query fails or the session is stopped.
+  std::optional<EtwLossCounters> query() noexcept;
+  // After stop(): the counters of the final ControlTraceW(STOP), if it gave any.
+  std::optional<EtwLossCounters> final_counters() const;
+
+  // Stops the session and closes the consumer. Any thread; idempotent.
+  void stop() noexcept;
+
+ private:
+  // EVENT_TRACE_PROPERTIES followed by room for the session name, which
+  // StartTraceW and ControlTraceW copy there.
+  struct Properties {
+    EVENT_TRACE_PROPERTIES properties;
+    wchar_t names[2 * 1024 + 2];
+  };
+  // Fills m_properties for a StartTraceW or ControlTraceW call.
+  void prepare_properties(bool for_start);
+  unsigned long control(unsigned long code);  // ControlTraceW on m_name, under m_mutex
+  static EtwLossCounters counters_of(const EVENT_TRACE_PROPERTIES& properties);
+
+  EtwSessionOptions m_options;
+  std::wstring m_name;
+  bool m_nt_kernel_logger = false;         // Windows 7: the singleton kernel logger
+  unsigned long m_enable_flags = 0;        // kernel EnableFlags
+  mutable std::mutex m_mutex;              // guards everything below
+  Properties m_properties{};               // reused for every controller call
+  TRACEHANDLE m_session = 0;               // from StartTraceW; 0 when not started
+  bool m_running = false;                  // started and not yet stopped
+  TRACEHANDLE m_trace = 0;                 // from OpenTraceW; 0 when not open
+  std::atomic<bool> m_trace_open{false};   // m_trace is valid for ProcessTrace
+  std::optional<EtwLossCounters> m_final;  // from the STOP call
+};
+
+}  // namespace etwaudit
