@@ -35,7 +35,8 @@ bash tools/install-packages.sh cmake g++-mingw-w64-x86-64-posix wine64 dpkg-dev 
   nlohmann-json3-dev
 
 # SQLiteCpp sources. apt-get source needs a deb-src line for bookworm main.
-sqlitecpp_dir=$(find "$deps" -maxdepth 1 -type d -name 'sqlitecpp-*' 2>/dev/null | head -n 1)
+mkdir -p "$deps"
+sqlitecpp_dir=$(find "$deps" -maxdepth 1 -type d -name 'sqlitecpp-*' | head -n 1)
 if [[ -z "$sqlitecpp_dir" || ! -f "$sqlitecpp_dir/sqlite3/sqlite3.c" ]]; then
   if ! apt-cache showsrc sqlitecpp >/dev/null 2>&1; then
     as_root=()
