@@ -4,4 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
 ctest --test-dir build --output-on-failure --timeout 300
+bash tools/build-windows.sh --test
 bash tools/test-sanitizers.sh
