@@ -1,0 +1,106 @@
+<#
+.SYNOPSIS
+Runs `etwaudit collect` at every boot as SYSTEM through Task Scheduler, or removes that task.
+
+.DESCRIPTION
+Registers the scheduled task "etwaudit" (see -TaskName). It starts at boot as
+SYSTEM, with no time limit, and writes to %ProgramData%\etwaudit\audit.db. The
+folder is created readable and writable by SYSTEM and Administrators only: the
+database says which program touched which file, which is not for every user.
+
+Task Scheduler's own restart covers a task that fails to start; a second
+trigger every 5 minutes starts the collector again if it has ended for any
+other reason (a running collector makes that trigger do nothing).
+
+-Uninstall stops and removes the task and stops its ETW session. The database
+stays; delete the folder to remove it.
+
+Run from an elevated PowerShell.
+
+.EXAMPLE
+powershell -ExecutionPolicy Bypass -File tools\install-task.ps1 -Exe 'C:\Program Files\etwaudit\etwaudit.exe'
+
+.EXAMPLE
+powershell -ExecutionPolicy Bypass -File tools\install-task.ps1 -Uninstall
+#>
+[CmdletBinding()]
+param(
+    # etwaudit.exe to run (copy it somewhere only administrators can write, such as Program Files).
+    [string]$Exe = (Join-Path $env:ProgramFiles 'etwaudit\etwaudit.exe'),
+    # Name of the scheduled task.
+    [string]$TaskName = 'etwaudit',
+    # More arguments for `etwaudit collect`, e.g. @('--exclude-path', 'C:\Windows\Temp\*').
+    [string[]]$CollectArguments = @(),
+    # Register the task but do not start it now.
+    [switch]$NoStart,
+    # Remove the task instead.
+    [switch]$Uninstall
+)
+
+Set-StrictMode -Version Latest
+$ErrorActionPreference = 'Stop'
+
+$identity = [Security.Principal.WindowsIdentity]::GetCurrent()
+if (-not ([Security.Principal.WindowsPrincipal]$identity).IsInRole([Security.Principal.WindowsBuiltInRole]::Administrator)) {
+    throw 'install-task.ps1 needs administrator rights: run it from an elevated PowerShell (Run as administrator)'
+}
+
+$dataDir = Join-Path $env:ProgramData 'etwaudit'
+$database = Join-Path $dataDir 'audit.db'
+
+if ($Uninstall) {
+    $task = Get-ScheduledTask -TaskName $TaskName -ErrorAction SilentlyContinue
+    if ($task) {
+        Stop-ScheduledTask -TaskName $TaskName -ErrorAction SilentlyContinue
+        Unregister-ScheduledTask -TaskName $TaskName -Confirm:$false
+        Write-Output "Removed the scheduled task '$TaskName'."
+    } else {
+        Write-Output "There is no scheduled task '$TaskName'."
+    }
+    # Stopping the task ends the process, not its kernel trace session.
+    & logman.exe stop etwaudit -ets *> $null
+    Write-Output "The database stays in $dataDir; delete that folder to remove it."
+    return
+}
+
+if (-not (Test-Path -LiteralPath $Exe -PathType Leaf)) {
+    throw "etwaudit.exe not found at '$Exe' (give its path with -Exe)"
+}
+$Exe = (Resolve-Path -LiteralPath $Exe).Path
+
+# The data folder: SYSTEM and Administrators, full control, inherited by
+# everything inside; nothing inherited from ProgramData (where Users may read).
+New-Item -ItemType Directory -Force -Path $dataDir | Out-Null
+$system = New-Object Security.Principal.SecurityIdentifier('S-1-5-18')
+$administrators = New-Object Security.Principal.SecurityIdentifier('S-1-5-32-544')
+$acl = New-Object Security.AccessControl.DirectorySecurity
+$acl.SetAccessRuleProtection($true, $false)
+$acl.SetOwner($administrators)
+$inheritance = [Security.AccessControl.InheritanceFlags]'ContainerInherit, ObjectInherit'
+foreach ($account in $system, $administrators) {
+    $rule = New-Object Security.AccessControl.FileSystemAccessRule(
+        $account, [Security.AccessControl.FileSystemRights]::FullControl, $inheritance,
+        [Security.AccessControl.PropagationFlags]::None, [Security.AccessControl.AccessControlType]::Allow)
+    $acl.AddAccessRule($rule)
+}
+Set-Acl -LiteralPath $dataDir -AclObject $acl
+
+$arguments = @('collect', '--db', "`"$database`"", '--quiet') + $CollectArguments
+$action = New-ScheduledTaskAction -Execute $Exe -Argument ($arguments -join ' ') -WorkingDirectory $dataDir
+$triggers = @(
+    (New-ScheduledTaskTrigger -AtStartup),
+    (New-ScheduledTaskTrigger -Once -At (Get-Date) -RepetitionInterval (New-TimeSpan -Minutes 5))
+)
+$principal = New-ScheduledTaskPrincipal -UserId 'S-1-5-18' -LogonType ServiceAccount -RunLevel Highest
+$settings = New-ScheduledTaskSettingsSet -ExecutionTimeLimit ([TimeSpan]::Zero) -RestartCount 999 `
+    -RestartInterval (New-TimeSpan -Minutes 1) -MultipleInstances IgnoreNew -StartWhenAvailable `
+    -AllowStartIfOnBatteries -DontStopIfGoingOnBatteries -DontStopOnIdleEnd
+Register-ScheduledTask -TaskName $TaskName -Action $action -Trigger $triggers -Principal $principal `
+    -Settings $settings -Description 'etwaudit: records which process reads and writes which file' -Force | Out-Null
+Write-Output "Registered the scheduled task '$TaskName': $Exe $($arguments -join ' ')"
+
+if (-not $NoStart) {
+    Start-ScheduledTask -TaskName $TaskName
+    Write-Output "Started it. Query the database from an elevated prompt:"
+    Write-Output "  etwaudit query summary --db `"$database`""
+}
