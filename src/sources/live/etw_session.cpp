@@ -65,6 +65,10 @@ EtwSession::EtwSession(EtwSessionOptions options) : m_options(std::move(options)
 
 EtwSession::~EtwSession() {
   stop();
+  if (m_owner) {
+    ReleaseMutex(m_owner);
+    CloseHandle(m_owner);
+  }
 }
 
 void EtwSession::prepare_properties(bool for_start) {
@@ -104,6 +108,27 @@ void EtwSession::start() {
   std::lock_guard lock(m_mutex);
   if (m_running) return;
   const std::string session = "the ETW session '" + to_utf8(m_name) + "'";
+  if (!m_owner) {
+    // One collector per session name: a second one would take the session
+    // of the first for a stale one and stop it.
+    std::wstring mutex_name = L"Global\\etwaudit-session-" + m_name;
+    for (std::size_t i = 7; i < mutex_name.size(); ++i)  // no '\\' after Global\ in a kernel object name
+      if (mutex_name[i] == L'\\') mutex_name[i] = L'_';
+    HANDLE owner = CreateMutexW(nullptr, FALSE, mutex_name.c_str());
+    if (!owner) throw Error("cannot claim " + session + ": " + win32_failure("CreateMutexW", GetLastError()));
+    const DWORD wait = WaitForSingleObject(owner, 0);
+    if (wait == WAIT_TIMEOUT) {
+      CloseHandle(owner);
+      throw Error("another etwaudit collect is using " + session +
+                  "; give a second collector its own session with --etw-session NAME");
+    }
+    if (wait != WAIT_OBJECT_0 && wait != WAIT_ABANDONED) {  // abandoned: its owner died
+      const DWORD error = GetLastError();
+      CloseHandle(owner);
+      throw Error("cannot claim " + session + ": " + win32_failure("WaitForSingleObject", error));
+    }
+    m_owner = owner;
+  }
   prepare_properties(true);
   ULONG status = StartTraceW(&m_session, m_name.c_str(), &m_properties.properties);
   if (status == ERROR_ALREADY_EXISTS) {

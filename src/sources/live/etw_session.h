@@ -10,7 +10,10 @@
 // Rename, Flush), file names (DISK_FILE_IO, which needs DISK_IO), process and
 // thread events. A session of our own name left by a run that was killed
 // (ERROR_ALREADY_EXISTS) is stopped and started again; any other session is
-// never touched.
+// never touched. Whether a session of our name is stale or belongs to a
+// collector that still runs, a named mutex tells: each collector holds
+// Global\etwaudit-session-<name> while its session exists, and Windows
+// releases it when the process dies.
 //
 // Consumer. OpenTraceW in event-record, real-time mode; process() runs
 // ProcessTrace and blocks, so it gets its own thread. stop() (any thread, any
@@ -120,6 +123,7 @@ class EtwSession {
   TRACEHANDLE m_trace = 0;                 // from OpenTraceW; 0 when not open
   std::atomic<bool> m_trace_open{false};   // m_trace is valid for ProcessTrace
   std::optional<EtwLossCounters> m_final;  // from the STOP call
+  HANDLE m_owner = nullptr;                // the named mutex that marks the session as ours
 };
 
 }  // namespace etwaudit
