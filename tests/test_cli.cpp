@@ -370,8 +370,6 @@ TEST_CASE("import reads a trace once, refuses it twice unless forced, and fails 
   CHECK(nothing.exit_code == 2);
 }
 
-#endif  // _WIN32
-
 TEST_CASE("live collection on Linux records other processes and never itself or its database", "[cli][fanotify]") {
   TempDir dir;
   if (geteuid() != 0) {
@@ -400,3 +398,5 @@ TEST_CASE("live collection on Linux records other processes and never itself or 
   CHECK(query_int(db, "SELECT live FROM collector_runs") == 1);
   CHECK_THAT(read_file(dir.file("stderr.txt")), Catch::Contains("with fanotify"));
 }
+
+#endif  // _WIN32

@@ -160,6 +160,28 @@ TEST_CASE("recent lists the newest events first", "[reports]") {
   CHECK(fixture.rows("recent", window("10:00:02", "10:00:04")).size() == 3);
 }
 
+TEST_CASE("recent of one process or path reads only its newest ranges and misses none", "[reports]") {
+  ReportFixture fixture;
+  QueryFilters word;
+  word.process = "WINWORD.EXE";
+  const auto all = fixture.rows("recent", word, {{"limit", "100"}});
+  REQUIRE(all.size() == 5);
+  CHECK_THAT(all[0], Catch::StartsWith("2026-12-02T11:00:08.0000000Z|200|"));
+  CHECK_THAT(all[1], Catch::StartsWith("2026-12-02T10:01:10.0000000Z|200|"));
+  for (std::size_t limit = 1; limit <= 5; ++limit)
+    CHECK(fixture.rows("recent", word, {{"limit", std::to_string(limit)}}) ==
+          std::vector<std::string>(all.begin(), all.begin() + static_cast<long>(limit)));
+  QueryFilters writes = word;
+  writes.ops = {Op::write};
+  CHECK(fixture.rows("recent", writes, {{"limit", "1"}}) ==
+        Rows{"2026-12-02T10:00:12.0000000Z|200|C:\\Program Files\\Office\\WINWORD.EXE|write|"
+             "C:\\Users\\ada\\Report, \"Q4\".docx|0|1000"});
+  QueryFilters notes;
+  notes.path = "*notes.txt";
+  CHECK(fixture.rows("recent", notes, {{"limit", "2"}}).size() == 2);
+  CHECK_THAT(fixture.rows("recent", notes, {{"limit", "2"}})[0], Catch::StartsWith("2026-12-02T11:00:05.0000000Z|100|"));
+}
+
 TEST_CASE("unresolved counts events without a file name, by process", "[reports]") {
   ReportFixture fixture;
   CHECK(fixture.rows("unresolved") == Rows{"C:\\Program Files\\Office\\WINWORD.EXE|200|1|1"});

@@ -135,11 +135,20 @@ int read_only_guard(void*, int action, const char* a, const char* b, const char*
 // ---- the WITH clause -------------------------------------------------------
 
 // Activity's per-op columns as `expression AS column`, with unselected ops 0.
+// An activity row's events of the --op operations (all of them without --op).
+std::string activity_events(const QueryFilters& filters, const std::string& source) {
+  if (filters.ops.empty()) return source + "events";
+  std::string events;
+  for (const ActivityColumns& column : activity_columns)
+    if (std::find(filters.ops.begin(), filters.ops.end(), column.op) != filters.ops.end())
+      events += (events.empty() ? "" : " + ") + source + column.count;
+  return events;
+}
+
 std::string activity_select_list(const QueryFilters& filters, const std::string& source) {
   auto selected = [&](Op op) {
     return filters.ops.empty() || std::find(filters.ops.begin(), filters.ops.end(), op) != filters.ops.end();
   };
-  std::string events;
   std::string columns;
   for (const ActivityColumns& column : activity_columns) {
     const bool on = selected(column.op);
@@ -147,9 +156,8 @@ std::string activity_select_list(const QueryFilters& filters, const std::string&
       if (!name) continue;
       columns += std::string(", ") + (on ? source + name : std::string("0")) + " AS " + name;
     }
-    if (on) events += (events.empty() ? "" : " + ") + source + column.count;
   }
-  return (filters.ops.empty() ? source + "events" : events) + " AS events" + columns;
+  return activity_events(filters, source) + " AS events" + columns;
 }
 
 // The same columns for a single event e (for segments at the window's edges).
@@ -283,25 +291,44 @@ std::string filter_ctes(const QueryFilters& filters) {
     // The id ranges of the matching activity rows, overlapping ones merged, so
     // that each event is read at most once however many rows point at it.
     sql +=
+        "located_rows(first_id, last_id, events) AS (\n"
+        "  SELECT a.first_id, a.last_id, CASE WHEN w.inside THEN " + activity_events(filters, "a.") + " ELSE 0 END\n"
+        "  FROM " + located + " WHERE 1" + on_activity + "),\n"
         "located_ranges(first_id, last_id, island) AS (\n"
         "  SELECT first_id, last_id, sum(starts) OVER (ORDER BY first_id ROWS UNBOUNDED PRECEDING) FROM (\n"
-        "    SELECT a.first_id, a.last_id,\n"
-        "           coalesce(a.first_id > max(a.last_id) OVER (ORDER BY a.first_id ROWS BETWEEN UNBOUNDED PRECEDING"
+        "    SELECT first_id, last_id,\n"
+        "           coalesce(first_id > max(last_id) OVER (ORDER BY first_id ROWS BETWEEN UNBOUNDED PRECEDING"
         " AND 1 PRECEDING), 1) AS starts\n"
-        "    FROM " + located + " WHERE 1" + on_activity + ")),\n"
+        "    FROM located_rows)),\n"
         "event_ranges(first_id, last_id) AS (\n"
         "  SELECT min(first_id), max(last_id) FROM located_ranges GROUP BY island),\n"
         "windowed_events(id, time, process_id, tid, op, file_id, offset, size) AS (\n"
         "  SELECT " + event_columns + "\n"
         "  FROM event_ranges r CROSS JOIN events e ON e.id BETWEEN r.first_id AND r.last_id, bounds b\n"
-        "  WHERE 1" + on_events + "),\n";
+        "  WHERE 1" + on_events + "),\n"
+        // The newest-first listings need only the last few ranges: counting the
+        // located rows of segments wholly inside the window from the newest,
+        // the first that reach :limit events hold that many matching events,
+        // so the newest :limit all lie at or above the lowest id among them.
+        "newest_bound(id) AS (\n"
+        "  SELECT CASE WHEN (SELECT sum(events) FROM located_rows) >= coalesce(:limit, 50) THEN min(first_id)\n"
+        "              ELSE -9223372036854775807 END\n"
+        "  FROM (SELECT first_id, sum(events) OVER (ORDER BY last_id DESC ROWS UNBOUNDED PRECEDING) - events AS newer\n"
+        "        FROM located_rows WHERE events > 0)\n"
+        "  WHERE newer < coalesce(:limit, 50)),\n"
+        "newest_events(id, time, process_id, tid, op, file_id, offset, size) AS (\n"
+        "  SELECT " + event_columns + "\n"
+        "  FROM newest_bound n CROSS JOIN event_ranges r CROSS JOIN events e\n"
+        "       ON e.id BETWEEN max(r.first_id, n.id) AND r.last_id, bounds b\n"
+        "  WHERE r.last_id >= n.id" + on_events + "),\n";
   } else {
     sql +=
         "windowed_events(id, time, process_id, tid, op, file_id, offset, size) AS (\n"
         "  SELECT " + event_columns + "\n"
         "  FROM events e, bounds b\n"
         "  WHERE e.id BETWEEN (SELECT min(first_id) FROM window_segments) AND (SELECT max(last_id) FROM window_segments)"
-        + on_events + "),\n";
+        + on_events + "),\n"
+        "newest_events AS (SELECT * FROM windowed_events),\n";
   }
   // Inside the window the activity rows count; at its edges (at most the two
   // segments it cuts through) each matching event is a row of its own, which

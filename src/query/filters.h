@@ -10,6 +10,9 @@
 //   window_segments(...)      segments overlapping it; inside = wholly inside
 //   windowed_events(...)      the matching events themselves, exact to the ns:
 //                             id, time, process_id, tid, op, file_id, offset, size
+//   newest_events(...)        the same columns, but for newest-first listings
+//                             of at most :limit rows (default 50): it may
+//                             leave out matching events older than those
 //   windowed_activity(...)    the counts of the matching events by segment,
 //                             process and file: activity rows for segments
 //                             inside the window, and one row per event in the
