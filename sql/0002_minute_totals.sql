@@ -1,4 +1,4 @@
--- Schema v2: events and bytes per minute and operation.
+-- Schema v2: events and bytes per minute and operation; v_runs shows the share of named events.
 --
 -- The writer keeps these totals in the same transaction as the events they
 -- count, as it keeps activity. They answer "what happened per minute (hour,
@@ -23,3 +23,18 @@ FROM (SELECT op, size,
                   ELSE (coalesce(ts, id) + 1) / 60000000000 - 1 END AS minute
       FROM events)
 GROUP BY minute, op;
+
+-- The runs, with the share of their events whose file has a name (after
+-- back-fill): how well a run could name what it saw.
+DROP VIEW v_runs;
+CREATE VIEW v_runs AS
+SELECT
+  run_id, source, live, host, pid, version,
+  strftime('%Y-%m-%dT%H:%M:%SZ', started_at / 1000000000, 'unixepoch') AS started,
+  strftime('%Y-%m-%dT%H:%M:%SZ', coalesce(stopped_at, last_commit_at) / 1000000000, 'unixepoch') AS ended,
+  events_received, events_written, events_dropped, events_lost, events_excluded,
+  bad_input, unresolved,
+  CASE WHEN events_written > 0 THEN round(100.0 * (events_written - unresolved) / events_written, 1) END
+    AS resolved_pct,
+  coalesce(exit_reason, CASE WHEN stopped_at IS NULL THEN 'running or interrupted' END) AS exit_reason
+FROM collector_runs;

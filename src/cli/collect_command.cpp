@@ -1,5 +1,7 @@
 // etwaudit collect: run a source into a database until it ends or is stopped.
 
+#include <SQLiteCpp/Statement.h>
+
 #include <chrono>
 #include <cxxopts.hpp>
 #include <filesystem>
@@ -158,11 +160,20 @@ int collect_command(int argc, const char* const* argv) {
 
   char elapsed[32];
   std::snprintf(elapsed, sizeof elapsed, "%.1f s", seconds);
+  // Names can arrive after the events (ETW): the run record has the count after back-fill.
+  std::uint64_t unresolved = stats.unresolved;
+  try {
+    SQLite::Statement run(database.db(), "SELECT unresolved FROM collector_runs WHERE run_id = ?");
+    run.bind(1, writer.run_id());
+    if (run.executeStep()) unresolved = static_cast<std::uint64_t>(run.getColumn(0).getInt64());
+  } catch (const std::exception&) {
+    // the database failed during the run: the run's own count stands
+  }
   std::cerr << "etwaudit collect: run " << writer.run_id() << " from " << source->description() << " ended after "
             << elapsed << ": " << result.exit_reason << "\n"
             << "  received " << with_thousands(stats.received) << ", written " << with_thousands(stats.written)
             << ", dropped " << with_thousands(stats.dropped) << ", lost by source " << with_thousands(stats.lost)
-            << ", excluded " << with_thousands(stats.excluded) << ", unresolved " << with_thousands(stats.unresolved)
+            << ", excluded " << with_thousands(stats.excluded) << ", unresolved " << with_thousands(unresolved)
             << ", bad input " << with_thousands(stats.bad_input) << "\n"
             << "  database " << db_path << " (" << human_bytes(database_bytes(db_path)) << ")\n";
   return result.failed ? 1 : 0;
