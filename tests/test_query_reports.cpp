@@ -182,6 +182,23 @@ TEST_CASE("recent of one process or path reads only its newest ranges and misses
   CHECK_THAT(fixture.rows("recent", notes, {{"limit", "2"}})[0], Catch::StartsWith("2026-12-02T11:00:05.0000000Z|100|"));
 }
 
+TEST_CASE("file-history reads only the oldest segments it needs and misses none", "[reports]") {
+  ReportFixture fixture;
+  for (const QueryFilters& filters : {QueryFilters{}, window("10:00:03", "11:00:07")}) {
+    QueryFilters windows_files = filters;
+    windows_files.path = "C:\\Users\\*";
+    for (const QueryFilters& picked : {filters, windows_files}) {
+      const auto all = fixture.rows("file-history", picked, {{"limit", "100"}});
+      REQUIRE(all.size() >= 5);
+      for (std::size_t limit = 1; limit <= all.size(); ++limit)
+        CHECK(fixture.rows("file-history", picked, {{"limit", std::to_string(limit)}}) ==
+              std::vector<std::string>(all.begin(), all.begin() + static_cast<long>(limit)));
+    }
+  }
+  CHECK(fixture.rows("file-history", {}, {{"limit", "100"}}).size() == 12);
+  CHECK_THAT(fixture.rows("file-history", {}, {{"limit", "1"}})[0], Catch::StartsWith("2026-12-02T10:00:01.0000000Z|"));
+}
+
 TEST_CASE("unresolved counts events without a file name, by process", "[reports]") {
   ReportFixture fixture;
   CHECK(fixture.rows("unresolved") == Rows{"C:\\Program Files\\Office\\WINWORD.EXE|200|1|1"});

@@ -4,7 +4,7 @@
 -- param: limit  rows (default 1000)
 SELECT iso_time(e.time) AS time, p.image AS process, p.pid, o.name AS op,
        f.name AS path, e.offset, e.size
-FROM windowed_events AS e
+FROM oldest_events AS e
 JOIN processes AS p ON p.process_id = e.process_id
 JOIN v_files AS f ON f.file_id = e.file_id
 JOIN ops AS o ON o.op = e.op

@@ -283,16 +283,17 @@ std::string filter_ctes(const QueryFilters& filters) {
 
   std::string sql =
       "bounds(lo, hi) AS (SELECT coalesce(:since, -9223372036854775807), coalesce(:until, 9223372036854775807)),\n"
-      "window_segments(segment_id, hour, first_id, last_id, min_time, max_time, inside) AS (\n"
-      "  SELECT s.segment_id, s.hour, s.first_id, s.last_id, s.min_time, s.max_time,\n"
+      "window_segments(segment_id, hour, first_id, last_id, min_time, max_time, events, inside) AS (\n"
+      "  SELECT s.segment_id, s.hour, s.first_id, s.last_id, s.min_time, s.max_time, s.events,\n"
       "         s.min_time >= b.lo AND s.max_time <= b.hi\n"
       "  FROM segments s, bounds b WHERE s.max_time >= b.lo AND s.min_time <= b.hi),\n";
   if (filters.process || filters.path) {
     // The id ranges of the matching activity rows, overlapping ones merged, so
     // that each event is read at most once however many rows point at it.
     sql +=
-        "located_rows(first_id, last_id, events) AS (\n"
-        "  SELECT a.first_id, a.last_id, CASE WHEN w.inside THEN " + activity_events(filters, "a.") + " ELSE 0 END\n"
+        "located_rows(first_id, last_id, min_time, max_time, events) AS (\n"
+        "  SELECT a.first_id, a.last_id, w.min_time, w.max_time,\n"
+        "         CASE WHEN w.inside THEN " + activity_events(filters, "a.") + " ELSE 0 END\n"
         "  FROM " + located + " WHERE 1" + on_activity + "),\n"
         "located_ranges(first_id, last_id, island) AS (\n"
         "  SELECT first_id, last_id, sum(starts) OVER (ORDER BY first_id ROWS UNBOUNDED PRECEDING) FROM (\n"
@@ -320,7 +321,22 @@ std::string filter_ctes(const QueryFilters& filters) {
         "  SELECT " + event_columns + "\n"
         "  FROM newest_bound n CROSS JOIN event_ranges r CROSS JOIN events e\n"
         "       ON e.id BETWEEN max(r.first_id, n.id) AND r.last_id, bounds b\n"
-        "  WHERE r.last_id >= n.id" + on_events + "),\n";
+        "  WHERE r.last_id >= n.id" + on_events + "),\n"
+        // And the oldest-first ones only the first: the located rows taken by
+        // the latest time of their segment, as many as reach :limit events, end
+        // by a time before which the first :limit events all lie, and only rows
+        // of segments starting before it can hold them.
+        "oldest_bound(time, last_id) AS (\n"
+        "  SELECT u.time, (SELECT max(last_id) FROM located_rows WHERE min_time <= u.time) FROM (\n"
+        "    SELECT coalesce(min(max_time), 9223372036854775807) AS time FROM (\n"
+        "      SELECT max_time, sum(events) OVER (ORDER BY max_time ROWS UNBOUNDED PRECEDING) AS up_to\n"
+        "      FROM located_rows WHERE events > 0)\n"
+        "    WHERE up_to >= coalesce(:limit, 1000)) AS u),\n"
+        "oldest_events(id, time, process_id, tid, op, file_id, offset, size) AS (\n"
+        "  SELECT " + event_columns + "\n"
+        "  FROM oldest_bound o CROSS JOIN event_ranges r CROSS JOIN events e\n"
+        "       ON e.id BETWEEN r.first_id AND min(r.last_id, o.last_id), bounds b\n"
+        "  WHERE r.first_id <= o.last_id AND coalesce(e.ts, e.id) <= o.time" + on_events + "),\n";
   } else {
     sql +=
         "windowed_events(id, time, process_id, tid, op, file_id, offset, size) AS (\n"
@@ -328,7 +344,26 @@ std::string filter_ctes(const QueryFilters& filters) {
         "  FROM events e, bounds b\n"
         "  WHERE e.id BETWEEN (SELECT min(first_id) FROM window_segments) AND (SELECT max(last_id) FROM window_segments)"
         + on_events + "),\n"
-        "newest_events AS (SELECT * FROM windowed_events),\n";
+        "newest_events AS (SELECT * FROM windowed_events),\n"
+        // The oldest-first listings without a pick need only the first
+        // segments: those wholly inside the window, taken by their latest
+        // time, that reach :limit events end by a time before which at least
+        // that many events lie; no event after it can be among the first
+        // :limit, and only segments starting before it hold the rest.
+        // (Segments count every operation: with --op there is no such bound.)
+        + (filters.ops.empty()
+               ? "oldest_bound(time) AS (\n"
+                 "  SELECT coalesce(min(max_time), 9223372036854775807) FROM (\n"
+                 "    SELECT max_time, sum(events) OVER (ORDER BY max_time ROWS UNBOUNDED PRECEDING) AS up_to\n"
+                 "    FROM window_segments WHERE inside)\n"
+                 "  WHERE up_to >= coalesce(:limit, 1000)),\n"
+               : "oldest_bound(time) AS (SELECT 9223372036854775807),\n") +
+        "oldest_events(id, time, process_id, tid, op, file_id, offset, size) AS (\n"
+        "  SELECT " + event_columns + "\n"
+        "  FROM events e, bounds b, oldest_bound o\n"
+        "  WHERE e.id BETWEEN (SELECT min(first_id) FROM window_segments)"
+        " AND (SELECT max(last_id) FROM window_segments, oldest_bound o WHERE min_time <= o.time)\n"
+        "    AND coalesce(e.ts, e.id) <= o.time" + on_events + "),\n";
   }
   // Inside the window the activity rows count; at its edges (at most the two
   // segments it cuts through) each matching event is a row of its own, which

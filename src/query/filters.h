@@ -13,6 +13,8 @@
 //   newest_events(...)        the same columns, but for newest-first listings
 //                             of at most :limit rows (default 50): it may
 //                             leave out matching events older than those
+//   oldest_events(...)        and for oldest-first listings of at most :limit
+//                             rows (default 1000), leaving out newer ones
 //   windowed_activity(...)    the counts of the matching events by segment,
 //                             process and file: activity rows for segments
 //                             inside the window, and one row per event in the
