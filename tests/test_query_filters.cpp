@@ -79,3 +79,49 @@ TEST_CASE("ad-hoc SQL sees the filter tables and binds --param values", "[filter
   CHECK(results[0].rows[0][0].text == "3");
   CHECK(results[0].rows[0][1].text == "ada");
 }
+
+TEST_CASE("a path glob matching many files walks the window instead of each file and gets the same rows", "[filters]") {
+  etwaudit::test::TempDir dir;
+  const std::string path = dir.file("many.db");
+  {
+    WriteDatabase database(path);
+    Catalog catalog;
+    RunStats stats;
+    EventWriter writer(database.db(), catalog, SelfExclusion{});
+    writer.begin_run("test", "host");
+    std::vector<FileEvent> batch;
+    const auto process = catalog.intern_process(7, 0, "C:\\app.exe");
+    for (int i = 0; i < broad_path_files + 200; ++i) {
+      FileEvent event;
+      event.time = etwaudit::test::at("10:00:00") + i * ns_per_second;
+      event.process = process;
+      event.path = catalog.intern_path("C:\\data\\f" + std::to_string(i) + (i % 2 ? ".txt" : ".bin"));
+      event.op = Op::read;
+      event.size = 10;
+      batch.push_back(event);
+    }
+    writer.write_batch(batch, stats);
+    writer.end_run("end of input", stats);
+  }
+  auto db = open_read_only(path);
+  prepare_read_connection(*db);
+  QueryFilters all, half;
+  all.path = "*";
+  half.path = "*.txt";
+  judge_path_breadth(*db, all);
+  judge_path_breadth(*db, half);
+  CHECK(all.broad_path);
+  CHECK_FALSE(half.broad_path);
+  // Either walk gives the same answer.
+  for (QueryFilters filters : {all, half}) {
+    const std::string expected = filters.path == "*" ? "1200|12000" : "600|6000";
+    for (bool broad : {false, true}) {
+      filters.broad_path = broad;
+      Params params;
+      add_filter_params(filters, params);
+      const Table table = run_sql(*db, "WITH " + filter_ctes(filters) +
+                                          " SELECT sum(events), sum(read_bytes) FROM windowed_activity", params);
+      CHECK(table.rows.at(0).at(0).text + "|" + table.rows.at(0).at(1).text == expected);
+    }
+  }
+}

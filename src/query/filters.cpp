@@ -273,9 +273,9 @@ std::string filter_ctes(const QueryFilters& filters) {
   on_events += " AND coalesce(e.ts, e.id) BETWEEN b.lo AND b.hi" + op_condition(filters);
   // Activity rows of the window's segments that pass the filters. CROSS JOIN
   // fixes the join order SQLite would otherwise guess: with a path, start from
-  // the few files through activity_by_file; without, walk the window's
-  // segments along activity's key (segment, process).
-  const std::string located = filters.path
+  // the few files through activity_by_file; without, or when the glob
+  // matches many files, walk the window's segments along activity's key.
+  const std::string located = filters.path && !filters.broad_path
                                   ? "activity a CROSS JOIN window_segments w ON w.segment_id = a.segment_id"
                                   : "window_segments w CROSS JOIN activity a ON a.segment_id = w.segment_id";
   const std::string event_columns =
@@ -410,6 +410,15 @@ void add_filter_params(const QueryFilters& filters, Params& params) {
   }
   if (filters.process) params["process"] = *filters.process;
   if (filters.path) params["path"] = *filters.path;
+}
+
+void judge_path_breadth(SQLite::Database& db, QueryFilters& filters) {
+  filters.broad_path = false;
+  if (!filters.path) return;
+  SQLite::Statement count(db, "SELECT count(*) FROM (SELECT 1 FROM files WHERE path_match(?, coalesce(path, nt_path)) "
+                              "LIMIT " + std::to_string(broad_path_files + 1) + ")");
+  count.bind(1, *filters.path);
+  filters.broad_path = count.executeStep() && count.getColumn(0).getInt() > broad_path_files;
 }
 
 void prepare_read_connection(SQLite::Database& db) {

@@ -54,7 +54,13 @@ struct QueryFilters {
   std::optional<std::string> process;  // image glob, or a pid
   std::optional<std::string> path;     // path glob
   std::vector<Op> ops;                 // empty: every operation
+  // The path glob matches many files (see broad_path_files): walk the
+  // window's segments instead of each matching file's activity rows.
+  bool broad_path = false;
 };
+
+// A path glob matching more files than this is broad (QueryFilters::broad_path).
+inline constexpr int broad_path_files = 1000;
 
 // Reads a --since/--until value: ISO-8601 with Z or an offset, or a time
 // relative to now ("15m", "2h", "7d"). Throws UsageError naming the option.
@@ -68,6 +74,9 @@ Op parse_op_argument(const std::string& value);
 std::string filter_ctes(const QueryFilters& filters);
 // The parameters filter_ctes binds (:since, :until, :process, :path).
 void add_filter_params(const QueryFilters& filters, Params& params);
+// Sets filters.broad_path by counting the files the path glob matches in db
+// (which needs prepare_read_connection's functions).
+void judge_path_breadth(SQLite::Database& db, QueryFilters& filters);
 
 // Makes db ready for queries: the functions reports use (path_match,
 // process_match, iso_time, op_name) and a guard that refuses anything but

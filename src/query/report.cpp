@@ -147,7 +147,8 @@ bool starts_a_query(const std::string& sql) {
 }  // namespace
 
 std::vector<Table> run_statements(SQLite::Database& db, const std::vector<ReportSection>& statements,
-                                  const QueryFilters& filters, Params params) {
+                                  QueryFilters filters, Params params) {
+  judge_path_breadth(db, filters);
   add_filter_params(filters, params);
   const std::string ctes = filter_ctes(filters);
   std::vector<Table> results;

@@ -67,9 +67,9 @@ struct QueryFilters;
 
 // Runs statements (a report's sections or the user's SQL) with the filter
 // CTEs in front of every SELECT/WITH statement and the filter values, plus
-// params, bound. One Table per statement.
+// params, bound. One Table per statement. db needs prepare_read_connection.
 std::vector<Table> run_statements(SQLite::Database& db, const std::vector<ReportSection>& statements,
-                                  const QueryFilters& filters, Params params);
+                                  QueryFilters filters, Params params);
 
 // Puts the filter CTEs (text after WITH) in front of a statement that may
 // itself start with WITH.
