@@ -1,8 +1,6 @@
 // The fanotify source against the running kernel. It needs root (CI has it);
 // without root the source must refuse with the message users see.
 
-#include "sources/live/fanotify_source.h"
-
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -12,6 +10,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "sources/live/fanotify_source.h"
 #include "temp_dir.h"
 
 using namespace etwaudit;
@@ -51,7 +50,8 @@ TEST_CASE("fanotify records what other processes do to files, and nothing of our
   REQUIRE(source.watched().size() == 1);
   Catalog catalog;
   RunStats stats;
-  const std::string script = "cd '" + root + "' && echo hi > a.txt && cat a.txt > /dev/null && echo x > c.txt"
+  const std::string script = "cd '" + root +
+                             "' && echo hi > a.txt && cat a.txt > /dev/null && echo x > c.txt"
                              " && mv c.txt d.txt && rm d.txt && touch done";
   std::thread workload([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -100,9 +100,8 @@ TEST_CASE("fanotify asks the kernel only for the operations wanted", "[fanotify]
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     CHECK(std::system(("sh -c \"cd '" + dir.path().string() + "' && echo 1 > f && cat f && rm f\"").c_str()) == 0);
   });
-  const auto events = collect_until(source, catalog, stats, [&](const FileEvent& e) {
-    return catalog.path(e.path) == dir.file("f");
-  });
+  const auto events =
+      collect_until(source, catalog, stats, [&](const FileEvent& e) { return catalog.path(e.path) == dir.file("f"); });
   workload.join();
   for (const FileEvent& event : events) CHECK(event.op == Op::remove);
   CHECK_FALSE(events.empty());
@@ -131,7 +130,8 @@ TEST_CASE("a kernel queue overflow is counted as lost events", "[fanotify]") {
   for (std::size_t i = 0; i < limit + 1000; ++i) std::ofstream(dir.file("f" + std::to_string(i))) << i;
   Catalog catalog;
   RunStats stats;
-  collect_until(source, catalog, stats, [](const FileEvent&) { return false; }, std::chrono::milliseconds(500));
+  collect_until(
+      source, catalog, stats, [](const FileEvent&) { return false; }, std::chrono::milliseconds(500));
   CHECK(source.overflows() >= 1);
   CHECK(stats.lost == source.overflows());
 }

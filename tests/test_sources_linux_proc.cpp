@@ -1,6 +1,6 @@
-#include "sources/live/linux_proc.h"
-
 #include <catch2/catch.hpp>
+
+#include "sources/live/linux_proc.h"
 
 using namespace etwaudit::linux_proc;
 
@@ -20,8 +20,9 @@ TEST_CASE("mountinfo lines give device, mount point with escapes decoded, and ty
   CHECK(mounts[2].mount_point == "/mnt/my data");
   CHECK(mounts[2].fs_type == "ext4");
 
-  const auto nodev = nodev_filesystems("nodev\tsysfs\nnodev\tproc\nnodev\ttmpfs\n\text4\nnodev\tnfs4\n\tbtrfs\n"
-                                       "nodev\tfuse\n\tfuseblk\n");
+  const auto nodev = nodev_filesystems(
+      "nodev\tsysfs\nnodev\tproc\nnodev\ttmpfs\n\text4\nnodev\tnfs4\n\tbtrfs\n"
+      "nodev\tfuse\n\tfuseblk\n");
   CHECK(nodev == std::set<std::string>{"sysfs", "proc", "tmpfs", "nfs4", "fuse"});
 
   // Local block filesystems, each once (the bind mount of / is the same filesystem).

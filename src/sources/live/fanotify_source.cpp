@@ -90,10 +90,8 @@ constexpr ContentBit content_bits[] = {{FAN_OPEN, Op::open},
                                        {FAN_MODIFY, Op::write},
                                        {FAN_CLOSE_WRITE, Op::close_write},
                                        {FAN_CLOSE_NOWRITE, Op::close}};
-constexpr ContentBit name_bits[] = {{FAN_CREATE, Op::create},
-                                    {FAN_MOVED_FROM, Op::rename},
-                                    {FAN_MOVED_TO, Op::rename},
-                                    {FAN_DELETE, Op::remove}};
+constexpr ContentBit name_bits[] = {
+    {FAN_CREATE, Op::create}, {FAN_MOVED_FROM, Op::rename}, {FAN_MOVED_TO, Op::rename}, {FAN_DELETE, Op::remove}};
 
 }  // namespace
 
@@ -104,25 +102,28 @@ FanotifySource::FanotifySource(FanotifyOptions options) : m_options(std::move(op
     if (selected(m_options.ops, bit.op)) m_name_mask |= bit.mask;
 
   if (!m_content_mask && !m_name_mask)
-    throw UsageError("--ops: fanotify reports none of these; on Linux it records open, read, write, close, "
-                     "close_write, create, delete and rename");
+    throw UsageError(
+        "--ops: fanotify reports none of these; on Linux it records open, read, write, close, "
+        "close_write, create, delete and rename");
   if (m_content_mask) {
     m_content_fd = ::fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK, O_RDONLY | O_LARGEFILE | O_CLOEXEC);
     if (m_content_fd < 0) {
       const int error = errno;
       if (error == EPERM) throw Error("etwaudit collect needs root on Linux (fanotify)");
-      if (error == ENOSYS) throw Error("this kernel has no fanotify (fanotify_init: " + std::string(std::strerror(error)) + ")");
+      if (error == ENOSYS)
+        throw Error("this kernel has no fanotify (fanotify_init: " + std::string(std::strerror(error)) + ")");
       throw Error(errno_text("fanotify_init", error));
     }
   }
   if (m_name_mask) {
-    m_name_fd = ::fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME, O_RDONLY | O_CLOEXEC);
+    m_name_fd =
+        ::fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME, O_RDONLY | O_CLOEXEC);
     if (m_name_fd < 0) {
       const int error = errno;
       if (error == EPERM) throw Error("etwaudit collect needs root on Linux (fanotify)");
-      m_limitations.push_back("creates, deletes and renames are not recorded: Linux " + kernel_release() +
-                              " cannot report them (fanotify FAN_REPORT_DFID_NAME needs 5.9 or later: " +
-                              std::strerror(error) + ")");
+      m_limitations.push_back(
+          "creates, deletes and renames are not recorded: Linux " + kernel_release() +
+          " cannot report them (fanotify FAN_REPORT_DFID_NAME needs 5.9 or later: " + std::strerror(error) + ")");
     }
   }
   // The kernel opens a descriptor for each event it hands over in one read,
@@ -138,14 +139,15 @@ FanotifySource::FanotifySource(FanotifyOptions options) : m_options(std::move(op
     const std::size_t spare = files.rlim_cur > 256 ? files.rlim_cur - 128 : 64;
     m_read_size = std::min<std::size_t>(m_read_size, spare * sizeof(fanotify_event_metadata));
   }
-    m_wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  m_wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (m_wake_fd < 0) throw Error(errno_text("eventfd", errno));
 
   if (m_options.mounts.empty()) {
     const auto mounts = linux_proc::default_watch_mounts(linux_proc::parse_mountinfo(read_file("/proc/self/mountinfo")),
                                                          linux_proc::nodev_filesystems(read_file("/proc/filesystems")));
     for (const auto& mount : mounts) mark(mount.mount_point, mount.fs_type, false);
-    if (m_watched.empty()) throw Error("no local filesystem to watch was found in /proc/self/mountinfo; name one with --mount");
+    if (m_watched.empty())
+      throw Error("no local filesystem to watch was found in /proc/self/mountinfo; name one with --mount");
   } else {
     for (const auto& path : m_options.mounts) mark(path, "", true);
   }
@@ -174,8 +176,8 @@ void FanotifySource::mark(const std::string& mount_point, const std::string& fs_
     int result = -1;
     for (const std::uint64_t exec : {std::uint64_t{FAN_OPEN_EXEC}, std::uint64_t{0}}) {
       for (const unsigned int kind : {FAN_MARK_FILESYSTEM, FAN_MARK_MOUNT}) {
-        result = ::fanotify_mark(m_content_fd, FAN_MARK_ADD | kind, m_content_mask | exec, AT_FDCWD,
-                                 mount_point.c_str());
+        result =
+            ::fanotify_mark(m_content_fd, FAN_MARK_ADD | kind, m_content_mask | exec, AT_FDCWD, mount_point.c_str());
         if (result == 0 || errno != EINVAL) break;
       }
       if (result == 0) {
@@ -195,16 +197,16 @@ void FanotifySource::mark(const std::string& mount_point, const std::string& fs_
   if (m_name_fd < 0) return;
   if (::fanotify_mark(m_name_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, m_name_mask | FAN_ONDIR, AT_FDCWD,
                       mount_point.c_str()) != 0) {
-    m_limitations.push_back("creates, deletes and renames on " + what + " are not recorded: " +
-                            errno_text("fanotify_mark", errno));
+    m_limitations.push_back("creates, deletes and renames on " + what +
+                            " are not recorded: " + errno_text("fanotify_mark", errno));
     return;
   }
   struct statfs filesystem {};
   const int mount_fd = ::open(mount_point.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (mount_fd < 0 || ::fstatfs(mount_fd, &filesystem) != 0) {
     if (mount_fd >= 0) ::close(mount_fd);
-    m_limitations.push_back("names of created, deleted and renamed files on " + what + " stay unknown: " +
-                            errno_text("open", errno));
+    m_limitations.push_back("names of created, deleted and renamed files on " + what +
+                            " stay unknown: " + errno_text("open", errno));
     return;
   }
   Filesystem entry{};
@@ -332,8 +334,7 @@ void FanotifySource::read_name_events(const char* buffer, long length) {
           const char* name = reinterpret_cast<const char*>(header) + name_offset;
           const std::size_t name_length = strnlen(name, header->len - name_offset);
           const std::string directory = directory_path(reinterpret_cast<const std::int32_t*>(&fid->fsid), handle);
-          if (!directory.empty())
-            path = directory + (directory == "/" ? "" : "/") + std::string(name, name_length);
+          if (!directory.empty()) path = directory + (directory == "/" ? "" : "/") + std::string(name, name_length);
         }
         break;
       }
@@ -356,8 +357,7 @@ std::string FanotifySource::directory_path(const std::int32_t fsid[2], const voi
     alignas(file_handle) char copy[sizeof(file_handle) + MAX_HANDLE_SZ];
     if (source->handle_bytes > MAX_HANDLE_SZ) return {};
     std::memcpy(copy, source, sizeof(file_handle) + source->handle_bytes);
-    const int fd = ::open_by_handle_at(filesystem.mount_fd, reinterpret_cast<file_handle*>(copy),
-                                       O_PATH | O_CLOEXEC);
+    const int fd = ::open_by_handle_at(filesystem.mount_fd, reinterpret_cast<file_handle*>(copy), O_PATH | O_CLOEXEC);
     if (fd < 0) return {};
     std::string path = fd_path(fd);
     ::close(fd);

@@ -98,11 +98,11 @@ class FanotifySource final : public EventSource {
   std::vector<std::string> m_watched;
   std::vector<std::string> m_limitations;
   std::unordered_map<std::uint32_t, ProcessEntry> m_processes;
-  std::int64_t m_boot_ns = 0;    // boot time, ns since epoch
+  std::int64_t m_boot_ns = 0;  // boot time, ns since epoch
   long m_ticks_per_second = 100;
   std::atomic<std::uint64_t> m_overflows{0};
-  std::uint64_t m_buffers = 0;  // buffers of events read
-  bool m_sees_exec = false;     // every mark reports FAN_OPEN_EXEC
+  std::uint64_t m_buffers = 0;           // buffers of events read
+  bool m_sees_exec = false;              // every mark reports FAN_OPEN_EXEC
   std::size_t m_read_size = 256 * 1024;  // bytes asked for per read (see the constructor)
   std::string m_error;
 
