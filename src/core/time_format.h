@@ -10,6 +10,15 @@ namespace etwaudit {
 
 inline constexpr std::int64_t ns_per_second = 1'000'000'000;
 inline constexpr std::int64_t ns_per_minute = 60 * ns_per_second;
+
+// value / divisor rounded toward minus and plus infinity (divisor > 0): the
+// minute or hour a time falls in, the first whole one at or after it.
+inline constexpr std::int64_t floor_div(std::int64_t value, std::int64_t divisor) {
+  return value / divisor - (value % divisor < 0);
+}
+inline constexpr std::int64_t ceil_div(std::int64_t value, std::int64_t divisor) {
+  return value / divisor + (value % divisor > 0);
+}
 inline constexpr std::int64_t ns_per_hour = 3600 * ns_per_second;
 
 // Parses "2026-12-02T10:15:30Z", "2026-12-02T10:15:30.1234567+01:00",

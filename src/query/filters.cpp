@@ -398,13 +398,13 @@ void add_filter_params(const QueryFilters& filters, Params& params) {
   // The minutes wholly inside the window (windowed_minutes): from the first
   // that starts at or after since to the last that ends at or before until.
   if (filters.since) {
-    const std::int64_t first = *filters.since / ns_per_minute + (*filters.since > 0 && *filters.since % ns_per_minute);
+    const std::int64_t first = ceil_div(*filters.since, ns_per_minute);
     params["first_minute"] = std::to_string(first);
     params["whole_minutes_from"] = std::to_string(first * ns_per_minute);
   }
   if (filters.until) {
     const std::int64_t end = *filters.until == INT64_MAX ? INT64_MAX : *filters.until + 1;  // exclusive
-    const std::int64_t last = end / ns_per_minute - (end < 0 && end % ns_per_minute) - 1;
+    const std::int64_t last = floor_div(end, ns_per_minute) - 1;
     params["last_minute"] = std::to_string(last);
     params["whole_minutes_to"] = std::to_string((last + 1) * ns_per_minute);
   }

@@ -13,11 +13,6 @@
 namespace etwaudit {
 namespace {
 
-std::int64_t floor_div(std::int64_t value, std::int64_t divisor) {
-  std::int64_t quotient = value / divisor;
-  return (value % divisor != 0 && (value < 0) != (divisor < 0)) ? quotient - 1 : quotient;
-}
-
 bool equal_ignoring_case(const std::string& a, const std::string& b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
