@@ -80,6 +80,18 @@ TEST_CASE("ad-hoc SQL sees the filter tables and binds --param values", "[filter
   CHECK(results[0].rows[0][1].text == "ada");
 }
 
+TEST_CASE("path_match and process_match take a pattern that changes from row to row", "[filters]") {
+  ReportFixture fixture;
+  // SQLite keeps a compiled pattern only for a constant argument; here it is a column.
+  auto count = [&](const std::string& sql) { return run_sql(fixture.db(), sql, {}).rows.at(0).at(0).text; };
+  CHECK(count("SELECT count(*) FROM (SELECT '*.txt' AS p UNION ALL SELECT '*.docx') t, files f "
+              "WHERE path_match(t.p, f.path)") == "3");
+  CHECK(count("SELECT count(*) FROM (SELECT '100' AS p UNION ALL SELECT 'cp') t, processes p "
+              "WHERE process_match(t.p, p.pid, p.image)") == "2");
+  CHECK_THAT(refusal(fixture.db(), "SELECT process_match('C:\\[abc', pid, image) FROM processes"),
+             Catch::Contains("bad pattern 'C:\\[abc': '[' at position 4 is never closed"));
+}
+
 TEST_CASE("a path glob matching many files walks the window instead of each file and gets the same rows", "[filters]") {
   etwaudit::test::TempDir dir;
   const std::string path = dir.file("many.db");

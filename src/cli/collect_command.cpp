@@ -42,23 +42,15 @@ RecordFilter record_filter(const cxxopts::ParseResult& args) {
   auto values = [&](const char* option) {
     return args.count(option) ? args[option].as<std::vector<std::string>>() : std::vector<std::string>();
   };
-  for (const char* option : {"include-path", "exclude-path"}) {
-    for (const auto& pattern : values(option)) {
-      std::string why;
-      auto glob = PathGlob::compile(pattern, why);
-      if (!glob) throw UsageError(std::string("--") + option + " '" + pattern + "': " + why);
-      (option[0] == 'i' ? filter.include_paths : filter.exclude_paths).push_back(std::move(*glob));
-    }
-  }
+  for (const auto& pattern : values("include-path"))
+    filter.include_paths.push_back(glob_argument("--include-path", pattern));
+  for (const auto& pattern : values("exclude-path"))
+    filter.exclude_paths.push_back(glob_argument("--exclude-path", pattern));
   for (const auto& pattern : values("include-process"))
     filter.include_processes.push_back(ProcessPattern::parse("--include-process", pattern));
   for (const auto& pattern : values("exclude-process"))
     filter.exclude_processes.push_back(ProcessPattern::parse("--exclude-process", pattern));
-  for (const auto& name : values("ops")) {
-    const auto op = op_from_name(name);
-    if (!op) throw UsageError("--ops '" + name + "': unknown operation (expected one of: " + op_names_list() + ")");
-    filter.ops.push_back(*op);
-  }
+  for (const auto& name : values("ops")) filter.ops.push_back(op_argument("--ops", name));
   return filter;
 }
 

@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "core/error.h"
+
 namespace etwaudit {
 namespace {
 
@@ -28,6 +30,11 @@ std::string op_names_list() {
   std::string list;
   for (std::string_view name : op_names) list += (list.empty() ? "" : ", ") + std::string(name);
   return list;
+}
+
+Op op_argument(const std::string& option, const std::string& name) {
+  if (auto op = op_from_name(name)) return *op;
+  throw UsageError(option + " '" + name + "': unknown operation (expected one of: " + op_names_list() + ")");
 }
 
 }  // namespace etwaudit

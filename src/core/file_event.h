@@ -38,6 +38,9 @@ std::string_view op_name(Op op);
 std::optional<Op> op_from_name(std::string_view name);
 // "read, write, open, ...": every name, for messages.
 std::string op_names_list();
+// The operation named on the command line by option; throws UsageError
+// "OPTION 'NAME': unknown operation (expected one of: ...)".
+Op op_argument(const std::string& option, const std::string& name);
 
 struct FileEvent {
   std::int64_t time = 0;      // ns since 1970-01-01T00:00:00Z

@@ -1,5 +1,9 @@
 #include "core/glob.h"
 
+#include <charconv>
+
+#include "core/error.h"
+
 namespace etwaudit {
 namespace {
 
@@ -122,6 +126,30 @@ bool PathGlob::matches(std::string_view path) const {
     if (last != std::string_view::npos) subject = path.substr(last + 1);
   }
   return wildcard_match(m_pattern, subject, ignore_case);
+}
+
+PathGlob glob_argument(const std::string& option, const std::string& pattern) {
+  std::string why;
+  auto glob = PathGlob::compile(pattern, why);
+  if (!glob) throw UsageError(option + " '" + pattern + "': " + why);
+  return std::move(*glob);
+}
+
+ProcessPattern ProcessPattern::parse(const std::string& option, const std::string& pattern) {
+  ProcessPattern result;
+  std::uint32_t pid = 0;
+  const auto [end, error] = std::from_chars(pattern.data(), pattern.data() + pattern.size(), pid);
+  if (!pattern.empty() && error == std::errc() && end == pattern.data() + pattern.size())
+    result.m_pid = pid;
+  else
+    result.m_glob = glob_argument(option, pattern);
+  return result;
+}
+
+std::optional<bool> ProcessPattern::matches(std::uint32_t pid, std::string_view image) const {
+  if (m_pid) return pid == *m_pid;
+  if (image.empty()) return std::nullopt;
+  return m_glob->matches(image);
 }
 
 }  // namespace etwaudit

@@ -11,6 +11,7 @@
 // backslash or \\server) are matched without regard to ASCII case, and with /
 // and \ as the same separator; POSIX paths exactly.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,5 +35,23 @@ class PathGlob {
 
 // True for "C:\...", "\\server\...", "\Device\..." and anything with a backslash.
 bool is_windows_path(std::string_view path);
+
+// The glob given to a command-line option (or argument); throws UsageError
+// "OPTION 'PATTERN': why" when it is malformed.
+PathGlob glob_argument(const std::string& option, const std::string& pattern);
+
+// A process as --process, --include-process and --exclude-process take it:
+// a number is a pid, anything else a glob over the executable's path.
+class ProcessPattern {
+ public:
+  // Throws UsageError naming option when the glob is malformed.
+  static ProcessPattern parse(const std::string& option, const std::string& pattern);
+  // nullopt when the pattern cannot tell (a glob, and the image is unknown).
+  std::optional<bool> matches(std::uint32_t pid, std::string_view image) const;
+
+ private:
+  std::optional<std::uint32_t> m_pid;
+  std::optional<PathGlob> m_glob;
+};
 
 }  // namespace etwaudit

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "core/error.h"
 #include "core/glob.h"
@@ -13,51 +14,56 @@
 namespace etwaudit {
 namespace {
 
-bool all_digits(std::string_view text) {
-  return !text.empty() && text.size() < 11 && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 // ---- SQL functions ---------------------------------------------------------
 
 const char* text_argument(sqlite3_value* value) {
   return reinterpret_cast<const char*>(sqlite3_value_text(value));
 }
 
-// The glob compiled once per statement: SQLite keeps it with the constant argument.
-const PathGlob* cached_glob(sqlite3_context* context, sqlite3_value* pattern_value) {
-  if (auto* glob = static_cast<const PathGlob*>(sqlite3_get_auxdata(context, 0))) return glob;
-  const char* pattern = text_argument(pattern_value);
-  std::string error;
-  auto compiled = PathGlob::compile(pattern ? pattern : "", error);
-  if (!compiled) {
-    sqlite3_result_error(context, ("bad pattern: " + error).c_str(), -1);
+// What make() compiles from a statement's constant pattern argument, kept by
+// SQLite from row to row. SQLite may drop it at any time (at once, when the
+// argument is not constant), so the row at hand uses the copy in local.
+// nullptr, with the error reported, when make() throws UsageError.
+template <typename T, typename Make>
+const T* compiled_pattern(sqlite3_context* context, std::optional<T>& local, Make make) {
+  if (auto* kept = static_cast<const T*>(sqlite3_get_auxdata(context, 0))) return kept;
+  try {
+    local.emplace(make());
+  } catch (const UsageError& e) {
+    sqlite3_result_error(context, e.what(), -1);
     return nullptr;
   }
-  auto* glob = new PathGlob(std::move(*compiled));
-  sqlite3_set_auxdata(context, 0, glob, [](void* p) { delete static_cast<PathGlob*>(p); });
-  return static_cast<const PathGlob*>(sqlite3_get_auxdata(context, 0));
+  sqlite3_set_auxdata(context, 0, new T(*local), [](void* p) { delete static_cast<T*>(p); });
+  return &*local;
 }
 
 // path_match(pattern, path): 1 when the glob matches, 0 otherwise (or path NULL).
 void path_match(sqlite3_context* context, int, sqlite3_value** argv) {
-  const PathGlob* glob = cached_glob(context, argv[0]);
+  std::optional<PathGlob> local;
+  const PathGlob* glob = compiled_pattern(context, local, [&] {
+    const char* pattern = text_argument(argv[0]);
+    std::string error;
+    auto compiled = PathGlob::compile(pattern ? pattern : "", error);
+    if (!compiled) throw UsageError("bad pattern: " + error);
+    return std::move(*compiled);
+  });
   if (!glob) return;
   const char* path = text_argument(argv[1]);
   sqlite3_result_int(context, path && glob->matches(path) ? 1 : 0);
 }
 
-// process_match(pattern, pid, image): a pattern of digits is a pid, anything
-// else a glob over the image.
+// process_match(pattern, pid, image): the pattern as --process takes it, a
+// pid or a glob over the image.
 void process_match(sqlite3_context* context, int, sqlite3_value** argv) {
-  const char* pattern = text_argument(argv[0]);
-  if (pattern && all_digits(pattern)) {
-    sqlite3_result_int(context, sqlite3_value_int64(argv[1]) == std::stoll(pattern) ? 1 : 0);
-    return;
-  }
-  const PathGlob* glob = cached_glob(context, argv[0]);
-  if (!glob) return;
+  std::optional<ProcessPattern> local;
+  const ProcessPattern* pattern = compiled_pattern(context, local, [&] {
+    const char* text = text_argument(argv[0]);
+    return ProcessPattern::parse("bad pattern", text ? text : "");
+  });
+  if (!pattern) return;
   const char* image = text_argument(argv[2]);
-  sqlite3_result_int(context, image && glob->matches(image) ? 1 : 0);
+  const auto pid = static_cast<std::uint32_t>(sqlite3_value_int64(argv[1]));
+  sqlite3_result_int(context, pattern->matches(pid, image ? image : "").value_or(false) ? 1 : 0);
 }
 
 // iso_time(ns): "2026-12-02T10:15:30.1234567Z"; NULL stays NULL.
@@ -248,13 +254,11 @@ std::int64_t parse_time_argument(const std::string& option, const std::string& v
 }
 
 void check_glob_argument(const std::string& option, const std::string& value) {
-  std::string error;
-  if (!PathGlob::compile(value, error)) throw UsageError(option + " '" + value + "': " + error);
+  glob_argument(option, value);
 }
 
 Op parse_op_argument(const std::string& value) {
-  if (auto op = op_from_name(value)) return *op;
-  throw UsageError("--op '" + value + "': unknown operation (expected one of: " + op_names_list() + ")");
+  return op_argument("--op", value);
 }
 
 std::string filter_ctes(const QueryFilters& filters) {

@@ -1,31 +1,9 @@
 #include "store/record_filter.h"
 
 #include <algorithm>
-#include <charconv>
 
-#include "core/error.h"
 
 namespace etwaudit {
-
-ProcessPattern ProcessPattern::parse(const std::string& option, const std::string& pattern) {
-  ProcessPattern result;
-  std::uint32_t pid = 0;
-  const auto [end, error] = std::from_chars(pattern.data(), pattern.data() + pattern.size(), pid);
-  if (!pattern.empty() && error == std::errc() && end == pattern.data() + pattern.size()) {
-    result.m_pid = pid;
-    return result;
-  }
-  std::string why;
-  result.m_glob = PathGlob::compile(pattern, why);
-  if (!result.m_glob) throw UsageError(option + " '" + pattern + "': " + why);
-  return result;
-}
-
-std::optional<bool> ProcessPattern::matches(const ProcessInfo& process) const {
-  if (m_pid) return process.pid == *m_pid;
-  if (process.image.empty()) return std::nullopt;
-  return m_glob->matches(process.image);
-}
 
 bool RecordFilter::keeps_path(const std::string& path) const {
   if (path.empty()) return true;  // not known yet
@@ -38,14 +16,14 @@ bool RecordFilter::keeps_process(const ProcessInfo& process) const {
   if (!include_processes.empty()) {
     bool included = false, undecided = false;
     for (const auto& pattern : include_processes) {
-      const auto match = pattern.matches(process);
+      const auto match = pattern.matches(process.pid, process.image);
       included = included || match.value_or(false);
       undecided = undecided || !match;
     }
     if (!included && !undecided) return false;
   }
   for (const auto& pattern : exclude_processes)
-    if (pattern.matches(process).value_or(false)) return false;
+    if (pattern.matches(process.pid, process.image).value_or(false)) return false;
   return true;
 }
 

@@ -21,18 +21,6 @@
 
 namespace etwaudit {
 
-class ProcessPattern {
- public:
-  // A number is a pid; anything else a glob (throws UsageError naming option when malformed).
-  static ProcessPattern parse(const std::string& option, const std::string& pattern);
-  // nullopt when the pattern says nothing about this process (a glob and an unknown image).
-  std::optional<bool> matches(const ProcessInfo& process) const;
-
- private:
-  std::optional<std::uint32_t> m_pid;
-  std::optional<PathGlob> m_glob;
-};
-
 struct RecordFilter {
   std::vector<PathGlob> include_paths;
   std::vector<PathGlob> exclude_paths;
