@@ -65,20 +65,6 @@ bool selected(const std::vector<Op>& ops, Op op) {
   return ops.empty() || std::find(ops.begin(), ops.end(), op) != ops.end();
 }
 
-// Calls visit(metadata, record) for each event in a buffer read from a
-// fanotify group. Events with information records are only 4-byte aligned,
-// so each metadata (which holds a 64-bit mask) is copied out, not cast.
-template <typename Visit>
-void for_each_event(const char* buffer, long length, Visit visit) {
-  for (long at = 0; at + static_cast<long>(sizeof(fanotify_event_metadata)) <= length;) {
-    fanotify_event_metadata event;
-    std::memcpy(&event, buffer + at, sizeof event);
-    if (event.event_len < sizeof event || at + static_cast<long>(event.event_len) > length) return;
-    if (!visit(event, buffer + at)) return;
-    at += event.event_len;
-  }
-}
-
 // The fanotify bits of the content group for each operation, in the order
 // the operations happen, so that one merged event becomes rows in that order.
 struct ContentBit {
@@ -267,13 +253,14 @@ void FanotifySource::emit(Op op, std::uint32_t process, std::uint32_t path, std:
   m_queue->try_push(event);
 }
 
-void FanotifySource::read_content_events(const char* buffer, long length) {
-  const std::int64_t time = now_ns();
-  const std::uint64_t buffer_number = ++m_buffers;
-  // Paths first, for the whole buffer: a file can be renamed or deleted at
-  // any moment, and its descriptor only tells the name it has now.
-  m_pending.clear();
-  for_each_event(buffer, length, [&](const fanotify_event_metadata& event, const char*) {
+template <typename Visit>
+bool FanotifySource::for_each_event(const char* buffer, long length, Visit visit) {
+  for (long at = 0; at + static_cast<long>(sizeof(fanotify_event_metadata)) <= length;) {
+    // Events with information records are only 4-byte aligned, and the
+    // metadata holds a 64-bit mask: copy it out rather than cast.
+    fanotify_event_metadata event;
+    std::memcpy(&event, buffer + at, sizeof event);
+    if (event.event_len < sizeof event || at + static_cast<long>(event.event_len) > length) break;
     if (event.vers != FANOTIFY_METADATA_VERSION) {
       m_error = "fanotify metadata version " + std::to_string(event.vers) + " is not the one this etwaudit knows";
       m_queue->close();
@@ -282,13 +269,24 @@ void FanotifySource::read_content_events(const char* buffer, long length) {
     if (event.mask & FAN_Q_OVERFLOW) {
       m_overflows.fetch_add(1, std::memory_order_relaxed);
       m_stats->lost += 1;
-      return true;
+    } else if (static_cast<std::uint32_t>(event.pid) == m_options.own_pid) {
+      if (event.fd >= 0) ::close(event.fd);
+    } else {
+      visit(event, buffer + at);
     }
-    if (event.fd < 0) return true;
-    if (static_cast<std::uint32_t>(event.pid) == m_options.own_pid) {
-      ::close(event.fd);
-      return true;
-    }
+    at += event.event_len;
+  }
+  return true;
+}
+
+void FanotifySource::read_content_events(const char* buffer, long length) {
+  const std::int64_t time = now_ns();
+  const std::uint64_t buffer_number = ++m_buffers;
+  // Paths first, for the whole buffer: a file can be renamed or deleted at
+  // any moment, and its descriptor only tells the name it has now.
+  m_pending.clear();
+  const bool whole = for_each_event(buffer, length, [&](const fanotify_event_metadata& event, const char*) {
+    if (event.fd < 0) return;
     std::string path = fd_path(event.fd);
     if (path.size() > 10 && path.compare(path.size() - 10, 10, " (deleted)") == 0) {
       struct stat info {};
@@ -297,9 +295,8 @@ void FanotifySource::read_content_events(const char* buffer, long length) {
     }
     ::close(event.fd);
     m_pending.push_back({m_catalog->intern_path(path), static_cast<std::uint32_t>(event.pid), event.mask});
-    return true;
   });
-  if (!m_error.empty()) return;
+  if (!whole) return;
   for (const auto& pending : m_pending) {
     // The pid runs another program from here on: look it up again.
     if (pending.mask & FAN_OPEN_EXEC) m_processes.erase(pending.pid);
@@ -313,13 +310,7 @@ void FanotifySource::read_name_events(const char* buffer, long length) {
   const std::int64_t time = now_ns();
   const std::uint64_t buffer_number = ++m_buffers;
   for_each_event(buffer, length, [&](const fanotify_event_metadata& event, const char* record) {
-    if (event.mask & FAN_Q_OVERFLOW) {
-      m_overflows.fetch_add(1, std::memory_order_relaxed);
-      m_stats->lost += 1;
-      return true;
-    }
     if (event.fd >= 0) ::close(event.fd);
-    if (static_cast<std::uint32_t>(event.pid) == m_options.own_pid) return true;
     // The information records after the metadata: the directory and name.
     std::string path;
     for (std::size_t at = event.metadata_len; at + sizeof(fanotify_event_info_header) <= event.event_len;) {
@@ -345,7 +336,6 @@ void FanotifySource::read_name_events(const char* buffer, long length) {
     const std::uint32_t process_id = process(static_cast<std::uint32_t>(event.pid), buffer_number);
     for (const ContentBit& bit : name_bits)
       if (event.mask & bit.mask) emit(bit.op, process_id, path_id, time);
-    return true;
   });
 }
 

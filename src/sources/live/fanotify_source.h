@@ -80,6 +80,11 @@ class FanotifySource final : public EventSource {
   };
 
   void mark(const std::string& mount_point, const std::string& fs_type, bool given);
+  // Calls visit(metadata, record) for each event of a buffer read from a
+  // group, after what all events share: overflows are counted as lost, our
+  // own events dropped. False (error() says why) when the buffer cannot be read.
+  template <typename Visit>
+  bool for_each_event(const char* buffer, long length, Visit visit);
   void read_content_events(const char* buffer, long length);
   void read_name_events(const char* buffer, long length);
   std::string directory_path(const std::int32_t fsid[2], const void* handle);
