@@ -305,6 +305,15 @@ constexpr std::uint64_t file_object_b = 0xFFFFE0000B000020;
 constexpr std::uint64_t file_key_a = 0xFFFFC0000A0000F0;
 constexpr std::uint64_t file_key_b = 0xFFFFC0000B0000F0;
 
+// An operation on file A, with FileObject and FileKey as a kernel with
+// pointers of this size would log them.
+Io on_file_a(std::size_t pointer_size) {
+  Io io;
+  io.file_object = pointer_size == 4 ? 0x8A000010 : file_object_a;
+  io.file_key = pointer_size == 4 ? 0x9C0000F0 : file_key_a;
+  return io;
+}
+
 const std::string fixtures = ETWAUDIT_ETL_FIXTURES;
 
 }  // namespace
@@ -343,9 +352,7 @@ TEST_CASE("FileIo create, read, write, cleanup, flush and close decode in v2 and
   const Layout layout = version == 2 ? Layout::thread_pointer : Layout::thread_u32;
   CAPTURE(p, version);
   Harness h;
-  Io io;
-  io.file_object = p == 4 ? 0x8A000010 : file_object_a;
-  io.file_key = p == 4 ? 0x9C0000F0 : file_key_a;
+  Io io = on_file_a(p);
   io.thread = 4251;
   io.name = notes;
 
@@ -465,9 +472,7 @@ TEST_CASE("a read whose name arrives only in the FileRundown at the end is back-
   const Layout layout = version == 2 ? Layout::thread_pointer : Layout::thread_u32;
   CAPTURE(p, version);
   Harness h;
-  Io io;
-  io.file_object = p == 4 ? 0x8A000010 : file_object_a;
-  io.file_key = p == 4 ? 0x9C0000F0 : file_key_a;
+  Io io = on_file_a(p);
   io.size = 4096;
   h.decode(classic(known_guid::file_io, 67, version, p, read_write(p, layout, io)));
   h.decode(classic(known_guid::file_io, 67, version, p, read_write(p, layout, io)));
@@ -569,9 +574,7 @@ TEST_CASE("delete and rename are delivered once even when the path event repeats
   const std::size_t p = GENERATE(4, 8);
   CAPTURE(p);
   Harness h;
-  Io io;
-  io.file_object = p == 4 ? 0x8A000010 : file_object_a;
-  io.file_key = p == 4 ? 0x9C0000F0 : file_key_a;
+  Io io = on_file_a(p);
   io.name = notes;
   io.info_class = 13;  // FileDispositionInformation
 
