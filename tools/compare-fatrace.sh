@@ -83,6 +83,14 @@ wait "$collector_pid" || { cat "$scratch/collect.txt" >&2; exit 1; }
 sed -nE "s|^(.*)\(([0-9]+)\): ([A-Z<>+]+) +($work[^ ]*)( \(deleted\))?$|\2\t\3\t\4\t\1|p" "$scratch/fatrace.txt" |
   grep -v "^$collector_pid	" >"$scratch/fatrace.tsv" || true
 
+# An etwaudit row s stands for a fatrace line x: same pid, one of the line's
+# operations, and the same path (or, for a directory line, a file in it).
+stands_for="s.pid = x.pid AND instr(' ' || x.ops || ' ', ' ' || s.op || ' ')
+  AND CASE WHEN x.by_directory THEN s.directory = x.path || '/' ELSE s.path = x.path END"
+# One key for the names a file has before and after the workload's mv (g<i>
+# becomes h<i>), from the columns path and directory (with its trailing /).
+file_key="directory || replace(substr(path, length(directory) + 1, 1), 'h', 'g') || substr(path, length(directory) + 2)"
+
 sqlite3 "$scratch/compare.db" <<SQL
 .mode tabs
 CREATE TABLE lines (pid INTEGER, flags TEXT, path TEXT, comm TEXT);
@@ -91,7 +99,7 @@ ATTACH '$scratch/audit.db' AS audit;
 -- One row per flag of a fatrace line, with the etwaudit operations that
 -- stand for it. fatrace names the directory for + D < > (no file name), and
 -- prints C and W for a close after writing.
-CREATE TABLE expected (pid, flag, path, comm, ops, by_directory);
+CREATE TABLE expected (pid, flag, path, comm, ops, by_directory, directory);
 WITH RECURSIVE flags(pid, path, comm, flag, rest) AS (
   SELECT pid, path, comm, substr(flags, 1, 1), substr(flags, 2) FROM lines
   UNION ALL SELECT pid, path, comm, substr(rest, 1, 1), substr(rest, 2) FROM flags WHERE rest <> '')
@@ -100,7 +108,7 @@ SELECT DISTINCT pid, flag, path, comm,
        CASE flag WHEN 'O' THEN 'open' WHEN 'R' THEN 'read' WHEN 'W' THEN 'write close_write'
                  WHEN 'C' THEN 'close close_write' WHEN '+' THEN 'create' WHEN 'D' THEN 'delete'
                  WHEN '<' THEN 'rename' WHEN '>' THEN 'rename' END,
-       flag IN ('+', 'D', '<', '>')
+       flag IN ('+', 'D', '<', '>'), rtrim(path, replace(path, '/', ''))
 FROM flags;
 CREATE TABLE seen AS
 SELECT p.pid, o.name AS op, f.path,
@@ -111,29 +119,21 @@ WHERE f.path LIKE '$work/%';
 CREATE INDEX seen_by_pid ON seen (pid, path);
 CREATE INDEX seen_by_directory ON seen (pid, directory);
 -- Both tools name a file by what it is called when they read the event, so
--- a file renamed in between (the workload's g<i> becomes h<i> at once) can
--- carry either name in either tool. same_file() gives both names one key.
+-- a file renamed in between can carry either name in either tool.
 ALTER TABLE seen ADD COLUMN file_key TEXT;
-UPDATE seen SET file_key = directory || replace(substr(path, length(directory) + 1, 1), 'h', 'g')
-                           || substr(path, length(directory) + 2);
+UPDATE seen SET file_key = $file_key;
 CREATE INDEX seen_by_key ON seen (pid, file_key);
 ALTER TABLE expected ADD COLUMN file_key TEXT;
-UPDATE expected SET file_key = rtrim(path, replace(path, '/', ''))
-  || replace(substr(path, length(rtrim(path, replace(path, '/', ''))) + 1, 1), 'h', 'g')
-  || substr(path, length(rtrim(path, replace(path, '/', ''))) + 2);
+UPDATE expected SET file_key = $file_key;
 ALTER TABLE expected ADD COLUMN found INTEGER;
 ALTER TABLE expected ADD COLUMN found_renamed INTEGER;
-UPDATE expected SET found = EXISTS (
-  SELECT 1 FROM seen s WHERE s.pid = expected.pid AND instr(' ' || expected.ops || ' ', ' ' || s.op || ' ')
-    AND (CASE WHEN by_directory THEN s.directory = expected.path || '/' ELSE s.path = expected.path END));
-UPDATE expected SET found_renamed = NOT found AND NOT by_directory AND EXISTS (
-  SELECT 1 FROM seen s WHERE s.pid = expected.pid AND instr(' ' || expected.ops || ' ', ' ' || s.op || ' ')
-    AND s.file_key = expected.file_key);
+UPDATE expected AS x SET found = EXISTS (SELECT 1 FROM seen s WHERE $stands_for);
+UPDATE expected AS x SET found_renamed = NOT found AND NOT by_directory AND EXISTS (
+  SELECT 1 FROM seen s WHERE s.pid = x.pid AND instr(' ' || x.ops || ' ', ' ' || s.op || ' ')
+    AND s.file_key = x.file_key);
 -- etwaudit's rows that no fatrace line stands for.
 CREATE TABLE extra AS
-SELECT s.* FROM seen s WHERE NOT EXISTS (
-  SELECT 1 FROM expected x WHERE x.pid = s.pid AND instr(' ' || x.ops || ' ', ' ' || s.op || ' ')
-    AND (CASE WHEN x.by_directory THEN s.directory = x.path || '/' ELSE s.path = x.path END));
+SELECT s.* FROM seen s WHERE NOT EXISTS (SELECT 1 FROM expected x WHERE $stands_for);
 
 .mode column
 .headers on
