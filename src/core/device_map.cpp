@@ -2,23 +2,15 @@
 
 #include <cctype>
 
+#include "core/ascii.h"
 #include "core/error.h"
 
 namespace etwaudit {
 namespace {
 
-bool starts_with_ignoring_case(std::string_view text, std::string_view prefix) {
-  if (text.size() < prefix.size()) return false;
-  for (std::size_t i = 0; i < prefix.size(); ++i) {
-    if (std::toupper(static_cast<unsigned char>(text[i])) != std::toupper(static_cast<unsigned char>(prefix[i])))
-      return false;
-  }
-  return true;
-}
-
 // prefix matches text and ends where a path component ends.
 bool is_component_prefix(std::string_view text, std::string_view prefix) {
-  return starts_with_ignoring_case(text, prefix) && (text.size() == prefix.size() || text[prefix.size()] == '\\');
+  return starts_with_ignoring_ascii_case(text, prefix) && (text.size() == prefix.size() || text[prefix.size()] == '\\');
 }
 
 // prefix followed by rest. (Not `"literal" + std::string(...)`: at -O3 g++ 12
@@ -150,7 +142,7 @@ std::optional<std::string> DeviceMap::to_dos_path(std::string_view nt_path) cons
   std::lock_guard lock(m_mutex);
   auto dos = lookup_locked(nt_path);
   // A volume or drive that appeared since the last load: reload, not too often.
-  if (!dos && m_loader && starts_with_ignoring_case(nt_path, "\\Device\\") &&
+  if (!dos && m_loader && starts_with_ignoring_ascii_case(nt_path, "\\Device\\") &&
       std::chrono::steady_clock::now() - m_loaded >= m_miss_interval && reload_locked())
     dos = lookup_locked(nt_path);
   return dos;
@@ -158,9 +150,9 @@ std::optional<std::string> DeviceMap::to_dos_path(std::string_view nt_path) cons
 
 std::optional<std::string> DeviceMap::lookup_locked(std::string_view nt_path) const {
   for (std::string_view alias : {"\\??\\", "\\DosDevices\\", "\\GLOBAL??\\"}) {
-    if (!starts_with_ignoring_case(nt_path, alias)) continue;
+    if (!starts_with_ignoring_ascii_case(nt_path, alias)) continue;
     std::string_view rest = nt_path.substr(alias.size());
-    if (starts_with_ignoring_case(rest, "UNC\\")) return joined("\\", rest.substr(3));
+    if (starts_with_ignoring_ascii_case(rest, "UNC\\")) return joined("\\", rest.substr(3));
     return std::string(rest);
   }
   for (std::string_view redirector : {"\\Device\\Mup", "\\Device\\LanmanRedirector"}) {
@@ -173,7 +165,7 @@ std::optional<std::string> DeviceMap::lookup_locked(std::string_view nt_path) co
       best = &device;
   }
   if (best) return joined(best->drive, nt_path.substr(best->target.size()));
-  if (starts_with_ignoring_case(nt_path, "\\Device\\HarddiskVolumeShadowCopy"))
+  if (starts_with_ignoring_ascii_case(nt_path, "\\Device\\HarddiskVolumeShadowCopy"))
     return joined("\\\\?\\GLOBALROOT", nt_path);
   return std::nullopt;
 }

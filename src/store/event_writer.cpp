@@ -3,21 +3,15 @@
 #include <SQLiteCpp/Transaction.h>
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <tuple>
 
+#include "core/ascii.h"
 #include "core/time_format.h"
 #include "store/activity_columns.h"
 
 namespace etwaudit {
 namespace {
-
-bool equal_ignoring_case(const std::string& a, const std::string& b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 void bind_optional(SQLite::Statement& statement, int index, std::int64_t value, bool present) {
   if (present)
@@ -81,7 +75,7 @@ SelfExclusion SelfExclusion::for_database(const std::string& database_path, std:
 
 bool SelfExclusion::excludes_path(const std::string& path) const {
   for (const auto& own : paths) {
-    if (ignore_case ? equal_ignoring_case(own, path) : own == path) return true;
+    if (ignore_case ? equal_ignoring_ascii_case(own, path) : own == path) return true;
   }
   return false;
 }
@@ -133,16 +127,16 @@ EventWriter::EventWriter(SQLite::Database& db, Catalog& catalog, SelfExclusion s
   m_last_segment_id = db.execAndGet("SELECT coalesce(max(segment_id), 0) FROM segments").getInt64();
 }
 
-void EventWriter::begin_run(const std::string& source, const std::string& host, std::uint32_t collector_pid,
-                            bool live, const std::string& input_hash) {
+void EventWriter::begin_run(const std::string& source, const std::string& host, std::uint32_t collector_pid, bool live,
+                            const std::string& input_hash) {
   SQLite::Transaction transaction(m_db);
   // Runs that never recorded their end died (we hold the only writer lock).
   m_db.exec(
       "UPDATE collector_runs SET stopped_at = coalesce(last_commit_at, started_at), "
       "exit_reason = 'interrupted (the collector stopped without closing its run)' "
       "WHERE stopped_at IS NULL");
-  SQLite::Statement insert(
-      m_db, "INSERT INTO collector_runs (source, host, pid, version, started_at, live, input_hash) "
+  SQLite::Statement insert(m_db,
+                           "INSERT INTO collector_runs (source, host, pid, version, started_at, live, input_hash) "
                            "VALUES (?, ?, ?, ?, ?, ?, ?)");
   insert.bind(1, source);
   bind_text_or_null(insert, 2, host);
