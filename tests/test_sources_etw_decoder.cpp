@@ -785,6 +785,85 @@ TEST_CASE("a process Start makes a reused pid another process and its file event
   CHECK(h.process(h.events[3]).image == "gone.exe");
 }
 
+// A running system with the processes a test puts in it.
+struct FakeProcessLookup : ProcessLookup {
+  std::map<std::uint32_t, ProcessInfo> running;
+  std::vector<std::uint32_t> asked;
+  bool lookup(std::uint32_t pid, ProcessInfo& info) noexcept override {
+    asked.push_back(pid);
+    const auto found = running.find(pid);
+    if (found == running.end()) return false;
+    info = found->second;
+    return true;
+  }
+};
+
+TEST_CASE("a live source names the processes the trace lost, unless the pid now belongs to a later process", "[etw]") {
+  Harness h;
+  FakeProcessLookup system;
+  h.decoder.set_process_lookup(&system);
+  system.running[700] = {700, base_time - 60'000'000'000, "C:\\Program Files\\Tool\\tool.exe", "tool.exe --sync"};
+  system.running[701] = {701, base_time + 1, "C:\\Windows\\System32\\cmd.exe", "cmd"};  // created after the event
+  Io io;
+  io.file_key = file_key_a;
+  for (std::uint32_t pid : {700u, 700u, 701u, 702u, 4u, unknown_id})
+    h.decode(classic(known_guid::file_io, 67, 3, 8, read_write(8, Layout::thread_u32, io), {pid, 9}));
+  REQUIRE(h.events.size() == 6);
+  const ProcessInfo tool = h.process(h.events[0]);
+  CHECK(tool.pid == 700);
+  CHECK(tool.image == "C:\\Program Files\\Tool\\tool.exe");
+  CHECK(tool.command_line == "tool.exe --sync");
+  CHECK(tool.start_time == base_time - 60'000'000'000);
+  CHECK(h.events[1].process == h.events[0].process);
+  // Pid 701 now names a process created after the read: not the reader.
+  CHECK(h.process(h.events[2]).pid == 701);
+  CHECK(h.process(h.events[2]).image.empty());
+  CHECK(h.process(h.events[2]).start_time == 0);
+  CHECK(h.process(h.events[3]).image.empty());  // gone
+  // Each pid is asked about once; System and "no pid" never.
+  CHECK(system.asked == std::vector<std::uint32_t>{700, 701, 702});
+  CHECK(h.stats().looked_up == 1);
+}
+
+TEST_CASE("a live source completes rundown and Start processes with the full image path and creation time", "[etw]") {
+  const std::size_t p = GENERATE(4, 8);
+  CAPTURE(p);
+  Harness h;
+  FakeProcessLookup system;
+  h.decoder.set_process_lookup(&system);
+  const std::int64_t created = base_time - 3'600'000'000'000;
+  // ImageFileName keeps the first 15 bytes of the file name, in any case.
+  system.running[800] = {800, created, "C:\\Program Files\\Microsoft Office\\root\\Office16\\WINWORD.EXE", ""};
+  system.running[801] = {801, created, "C:\\Windows\\explorer.exe", ""};  // pid reused by another program
+  system.running[802] = {802, base_time + 5, "C:\\Tools\\build-helper.exe", ""};
+  system.running[803] = {803, base_time + 5, "C:\\Tools\\late.exe", ""};
+  h.decode(classic(known_guid::process, 3, 4, p, process_event(p, 4, 800, "WINWORD.EXE", u"\"WINWORD.EXE\" /n")));
+  h.decode(classic(known_guid::process, 3, 4, p, process_event(p, 4, 801, "notepad.exe", u"notepad")));
+  // A Start: image from the system, start time from the event.
+  h.decode(classic(known_guid::process, 1, 4, p, process_event(p, 4, 802, "build-helper.ex", u"build-helper"),
+                   {802, 1, base_time + 10}));
+  // A rundown of a process the system says was created after it: not the same one.
+  h.decode(classic(known_guid::process, 3, 4, p, process_event(p, 4, 803, "late.exe", u"late")));
+  REQUIRE(h.catalog.process_count() == 5);
+  const ProcessInfo word = h.catalog.process(1);
+  CHECK(word.image == "C:\\Program Files\\Microsoft Office\\root\\Office16\\WINWORD.EXE");
+  CHECK(word.start_time == created);
+  CHECK(word.command_line == "\"WINWORD.EXE\" /n");
+  const ProcessInfo notepad = h.catalog.process(2);
+  CHECK(notepad.image == "notepad.exe");
+  CHECK(notepad.start_time == 0);
+  const ProcessInfo helper = h.catalog.process(3);
+  CHECK(helper.image == "C:\\Tools\\build-helper.exe");
+  CHECK(helper.start_time == base_time + 10);
+  CHECK(h.catalog.process(4).image == "late.exe");
+  CHECK(h.stats().looked_up == 2);
+  // Ends never ask: the process is gone.
+  system.asked.clear();
+  h.decode(classic(known_guid::process, 2, 4, p, process_event(p, 4, 900, "gone.exe", u"gone")));
+  h.decode(classic(known_guid::process, 4, 4, p, process_event(p, 4, 901, "svc.exe", u"svc")));
+  CHECK(system.asked.empty());
+}
+
 TEST_CASE("Kernel-Process start and stop give a process its NT image path and creation time", "[etw]") {
   Harness h;
   const std::u16string devenv =

@@ -3,6 +3,7 @@
 #include <limits>
 #include <span>
 
+#include "core/ascii.h"
 #include "sources/etw/text.h"
 
 // Payload layouts, from etw-facts.md §3 unless said otherwise. P is the
@@ -565,8 +566,13 @@ void EtwDecoder::decode_process(const RawRecord& record) {
     return;
   }
   // The classic events carry no creation time: a Start happens at its own
-  // time, a rundown's start time is unknown.
-  const std::int64_t start_time = record.opcode == start ? record.time : 0;
+  // time, a rundown's start time is unknown unless the system says it.
+  std::int64_t start_time = record.opcode == start ? record.time : 0;
+  const std::int64_t created_by = record.opcode == start ? std::numeric_limits<std::int64_t>::max() : record.time;
+  if (look_up_process(pid, created_by, m_image, m_looked_up)) {
+    if (record.opcode != start) start_time = m_looked_up.start_time;
+    m_image.swap(m_looked_up.image);
+  }
   m_process_ids.set(pid, m_catalog.intern_process(pid, start_time, m_image, m_command_line));
 }
 
@@ -700,20 +706,39 @@ bool EtwDecoder::fold_into_partner(std::uint64_t irp, std::uint64_t file_object,
   return false;
 }
 
-std::uint32_t EtwDecoder::process_for_pid(std::uint32_t pid) {
+bool EtwDecoder::look_up_process(std::uint32_t pid, std::int64_t seen_at, std::string_view short_image,
+                                 ProcessInfo& info) {
+  if (m_process_lookup == nullptr || pid == 0 || pid == system_pid || pid == RawRecord::unknown_id) return false;
+  info = ProcessInfo{};
+  if (!m_process_lookup->lookup(pid, info) || info.start_time == 0 || info.start_time > seen_at || info.image.empty())
+    return false;
+  if (!short_image.empty()) {
+    // ImageFileName is the start of the image's file name, cut at 15 bytes.
+    const std::size_t slash = info.image.find_last_of("\\/");
+    const std::string_view file_name = std::string_view(info.image).substr(slash == std::string::npos ? 0 : slash + 1);
+    if (!starts_with_ignoring_ascii_case(file_name, short_image)) return false;
+  }
+  ++m_stats.looked_up;
+  return true;
+}
+
+std::uint32_t EtwDecoder::process_for_pid(std::uint32_t pid, std::int64_t seen_at) {
   if (const std::uint32_t* process = m_process_ids.find(pid)) return *process;
-  const std::uint32_t process = m_catalog.intern_process(pid, 0, {});
+  const std::uint32_t process =
+      look_up_process(pid, seen_at, {}, m_looked_up)
+          ? m_catalog.intern_process(pid, m_looked_up.start_time, m_looked_up.image, m_looked_up.command_line)
+          : m_catalog.intern_process(pid, 0, {});
   m_process_ids.set(pid, process);
   return process;
 }
 
-std::uint32_t EtwDecoder::event_process(std::uint32_t pid, std::uint32_t thread) {
+std::uint32_t EtwDecoder::event_process(std::uint32_t pid, std::uint32_t thread, std::int64_t seen_at) {
   if (pid == RawRecord::unknown_id || pid == 0 || pid == system_pid) {
     if (thread != RawRecord::unknown_id) {
       if (const std::uint32_t* owner = m_thread_processes.find(thread)) pid = *owner;
     }
   }
-  return process_for_pid(pid);
+  return process_for_pid(pid, seen_at);
 }
 
 void EtwDecoder::deliver(const RawRecord& record, Op op, std::uint32_t path, std::uint32_t thread, std::int64_t offset,
@@ -722,7 +747,7 @@ void EtwDecoder::deliver(const RawRecord& record, Op op, std::uint32_t path, std
   event.time = record.time;
   event.op = op;
   event.path = path;
-  event.process = event_process(record.pid, thread);
+  event.process = event_process(record.pid, thread, record.time);
   event.tid = thread == RawRecord::unknown_id ? 0 : thread;
   event.offset = offset;
   event.size = size;

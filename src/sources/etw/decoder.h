@@ -52,6 +52,16 @@
 // before events that happened earlier; a reused pid or tid is replaced by its
 // next Start.
 //
+// A live source can also ask the running system (ProcessLookup). The decoder
+// asks once for each pid that no process event has named, which happens when
+// the session lost the process's events; and for each kernel Start or DCStart,
+// whose image is only the 15-character ImageFileName and, for a DCStart, has
+// no start time. The answer is taken only when it is the same process, for a
+// pid is reused as soon as its process is gone and the answer comes a moment
+// after the event: the file name of its image must begin with the
+// ImageFileName, and, except for a Start, which keeps its own time as the
+// start time, it must have been created no later than the event.
+//
 // Delete and rename may each be reported twice, by the SetInfo-style event
 // (FileIo 70/71, Kernel-File 18/19/29) and by the path event (FileIo 79/80,
 // Kernel-File 26/27) of the same IRP. Whether Windows logs both for one
@@ -93,11 +103,22 @@ struct DecoderStats {
   std::uint64_t rundown_names = 0;  // of which FileRundown (FileIo opcode 36)
   std::uint64_t processes = 0;      // process records decoded (kernel Process, Kernel-Process 1 and 2)
   std::uint64_t threads = 0;        // thread records decoded (kernel Thread, Kernel-Process 3 and 4)
+  std::uint64_t looked_up = 0;      // processes the ProcessLookup named or completed
   std::uint64_t lost_markers = 0;   // RTLostEvent / RTLostBuffer / RTLostFile markers
   std::uint64_t unknown = 0;        // records of a provider, event or version the decoder does not decode
   std::uint64_t malformed = 0;      // records of a known kind with a short or broken payload
   std::uint64_t unresolved = 0;     // delivered events whose file name was not known when delivered
   std::uint64_t failed = 0;         // records abandoned because memory ran out or the sink threw
+};
+
+// What the running system says about a process (live sources only).
+class ProcessLookup {
+ public:
+  virtual ~ProcessLookup() = default;
+  // Fills info.start_time (ns since 1970, the OS's creation time), info.image
+  // (full path) and, when it can, info.command_line for the process that has
+  // pid now. False when there is none or it cannot be opened.
+  virtual bool lookup(std::uint32_t pid, ProcessInfo& info) noexcept = 0;
 };
 
 // Receives the decoder's events, on the thread that calls decode().
@@ -121,6 +142,11 @@ class EtwDecoder {
   void decode(const RawRecord& record) noexcept;
 
   const DecoderStats& stats() const { return m_stats; }
+
+  // Asks lookup about processes the trace does not describe fully (see the
+  // top of this file); nullptr stops asking. lookup must outlive its use and
+  // is called on the thread that calls decode().
+  void set_process_lookup(ProcessLookup* lookup) { m_process_lookup = lookup; }
 
  private:
   // A delete or rename delivered recently, to fold its partner event into.
@@ -152,9 +178,13 @@ class EtwDecoder {
   std::uint32_t file_path(std::uint64_t key_value, std::uint64_t object_value);
   // The catalog process of an event whose header says pid and whose issuing
   // thread is thread.
-  std::uint32_t event_process(std::uint32_t pid, std::uint32_t thread);
-  // The catalog process for pid, interned with an empty image if pid is new.
-  std::uint32_t process_for_pid(std::uint32_t pid);
+  std::uint32_t event_process(std::uint32_t pid, std::uint32_t thread, std::int64_t seen_at);
+  // The catalog process for pid. A new pid is interned as the ProcessLookup
+  // describes it, or with an empty image; seen_at is the time of the event.
+  std::uint32_t process_for_pid(std::uint32_t pid, std::int64_t seen_at);
+  // The ProcessLookup's answer for pid, if it is the process an event at
+  // seen_at names, whose ImageFileName is short_image when not empty.
+  bool look_up_process(std::uint32_t pid, std::int64_t seen_at, std::string_view short_image, ProcessInfo& info);
   // Learns a name for FileKey key_value.
   void name_key(std::uint64_t key_value, std::string_view name);
   // True when this delete/rename was already delivered by its partner event;
@@ -174,6 +204,8 @@ class EtwDecoder {
   std::string m_text;                          // scratch: a converted name
   std::string m_image;                         // scratch: a converted process image
   std::string m_command_line;                  // scratch: a converted command line
+  ProcessLookup* m_process_lookup = nullptr;   // live sources: the running system's processes
+  ProcessInfo m_looked_up;                     // scratch: the ProcessLookup's answer
   std::array<RecentOperation, 16> m_recent{};  // recent deletes and renames, a ring
   std::size_t m_recent_next = 0;               // where the next one goes in m_recent
 };

@@ -21,8 +21,11 @@ constexpr std::chrono::seconds poll_interval{1};
 
 }  // namespace
 
-EtwEventPipeline::EtwEventPipeline(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats& stats)
-    : m_queue(queue), m_stats(stats), m_decoder(catalog, *this) {}
+EtwEventPipeline::EtwEventPipeline(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats& stats,
+                                   ProcessLookup* processes)
+    : m_queue(queue), m_stats(stats), m_decoder(catalog, *this) {
+  m_decoder.set_process_lookup(processes);
+}
 
 void EtwEventPipeline::on_record(const RawRecord& record) noexcept {
   m_decoder.decode(record);
@@ -64,7 +67,7 @@ void EtwLiveSource::update_lost(RunStats& stats, const std::optional<EtwLossCoun
 }
 
 void EtwLiveSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats& stats) {
-  EtwEventPipeline pipeline(queue, catalog, stats);
+  EtwEventPipeline pipeline(queue, catalog, stats, &m_processes);
   m_pipeline = &pipeline;
   std::atomic<bool> consumer_done{false};
   unsigned long process_status = ERROR_SUCCESS;

@@ -3,7 +3,8 @@
 // session (etw_session.h) as they happen.
 //
 //   ProcessTrace thread       etw_event_record_callback -> RawRecord ->
-//                             EtwEventPipeline: EtwDecoder -> try_push (drops counted)
+//                             EtwEventPipeline: EtwDecoder -> try_push (drops counted);
+//                             RunningProcesses for processes the session lost
 //   run() thread              starts the ProcessTrace thread, asks for the
 //                             file-name rundown, then once a second polls
 //                             ControlTraceW(QUERY) for loss and reloads the
@@ -28,6 +29,7 @@
 #include "sources/etw/decoder.h"
 #include "sources/event_source.h"
 #include "sources/live/etw_callback.h"
+#include "sources/live/etw_processes.h"
 #include "sources/live/etw_session.h"
 
 namespace etwaudit {
@@ -36,8 +38,10 @@ namespace etwaudit {
 // blocks: a full queue drops the event (BoundedQueue counts it).
 class EtwEventPipeline final : public EtwRecordHandler, private FileEventSink {
  public:
-  // All three must outlive the pipeline.
-  EtwEventPipeline(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats& stats);
+  // All must outlive the pipeline. processes, when given, names the
+  // processes the session does not describe fully (decoder.h).
+  EtwEventPipeline(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats& stats,
+                   ProcessLookup* processes = nullptr);
 
   void on_record(const RawRecord& record) noexcept override;
 
@@ -76,6 +80,7 @@ class EtwLiveSource final : public EventSource, private EtwRecordHandler {
   void update_lost(RunStats& stats, const std::optional<EtwLossCounters>& counters);
 
   DeviceMap m_device_map;
+  RunningProcesses m_processes;  // used by the pipeline on the ProcessTrace thread
   EtwSession m_session;
   EtwEventPipeline* m_pipeline = nullptr;  // set by run() before ProcessTrace starts
   std::uint64_t m_session_lost = 0;        // events and buffers the session reported lost

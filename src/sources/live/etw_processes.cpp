@@ -1,0 +1,83 @@
+#include "sources/live/etw_processes.h"
+
+#include <windows.h>
+// clang-format off: winternl.h needs windows.h first.
+#include <winternl.h>
+// clang-format on
+
+#include <string_view>
+
+#include "sources/live/etw_win32.h"
+
+namespace etwaudit {
+namespace {
+
+// PROCESSINFOCLASS ProcessCommandLineInformation (Windows 8.1 and later): a
+// UNICODE_STRING whose text follows it in the same buffer.
+constexpr ULONG process_command_line_information = 60;
+constexpr LONG status_info_length_mismatch = static_cast<LONG>(0xC0000004);
+// The longest command line Windows allows, in bytes, with the UNICODE_STRING.
+constexpr std::size_t longest_command_line = sizeof(UNICODE_STRING) + 2 * 32768;
+
+using QueryInformationProcess = LONG(NTAPI*)(HANDLE, ULONG, void*, ULONG, ULONG*);
+
+// 100-ns intervals from 1601-01-01 to 1970-01-01.
+constexpr std::int64_t filetime_unix_epoch = 116'444'736'000'000'000;
+
+std::int64_t unix_ns(const FILETIME& time) {
+  const std::int64_t ticks =
+      static_cast<std::int64_t>(ULARGE_INTEGER{{time.dwLowDateTime, time.dwHighDateTime}}.QuadPart);
+  return ticks > filetime_unix_epoch ? (ticks - filetime_unix_epoch) * 100 : 0;
+}
+
+// Closes a process handle on every way out.
+struct ProcessHandle {
+  HANDLE handle;
+  ~ProcessHandle() {
+    if (handle) CloseHandle(handle);
+  }
+};
+
+}  // namespace
+
+RunningProcesses::RunningProcesses() : m_image(32768), m_command_line(4096) {
+  if (HMODULE ntdll = GetModuleHandleW(L"ntdll.dll"))
+    m_query_information_process = reinterpret_cast<void*>(GetProcAddress(ntdll, "NtQueryInformationProcess"));
+}
+
+bool RunningProcesses::lookup(std::uint32_t pid, ProcessInfo& info) noexcept {
+  try {
+    const ProcessHandle process{OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, pid)};
+    if (!process.handle) return false;
+    FILETIME created, exited, kernel, user;
+    DWORD image_size = static_cast<DWORD>(m_image.size());
+    if (!GetProcessTimes(process.handle, &created, &exited, &kernel, &user) ||
+        !QueryFullProcessImageNameW(process.handle, 0, m_image.data(), &image_size))
+      return false;
+    info.pid = pid;
+    info.start_time = unix_ns(created);
+    info.image = to_utf8(std::wstring_view(m_image.data(), image_size));
+    info.command_line.clear();
+
+    if (!m_query_information_process) return true;
+    const auto query = reinterpret_cast<QueryInformationProcess>(m_query_information_process);
+    ULONG needed = 0;
+    LONG status = query(process.handle, process_command_line_information, m_command_line.data(),
+                        static_cast<ULONG>(m_command_line.size()), &needed);
+    if (status == status_info_length_mismatch && needed > m_command_line.size() && needed <= longest_command_line) {
+      m_command_line.resize(needed);
+      status = query(process.handle, process_command_line_information, m_command_line.data(),
+                     static_cast<ULONG>(m_command_line.size()), &needed);
+    }
+    if (status >= 0) {  // NT_SUCCESS; Windows before 8.1 (and Wine 8) say STATUS_INVALID_INFO_CLASS
+      const auto* text = reinterpret_cast<const UNICODE_STRING*>(m_command_line.data());
+      if (text->Buffer && text->Length > 0)
+        info.command_line = to_utf8(std::wstring_view(text->Buffer, text->Length / sizeof(wchar_t)));
+    }
+    return true;
+  } catch (...) {  // out of memory: the process stays unnamed
+    return false;
+  }
+}
+
+}  // namespace etwaudit

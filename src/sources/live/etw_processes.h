@@ -1,0 +1,30 @@
+#pragma once
+// RunningProcesses: the ProcessLookup of the live ETW collector. It asks
+// Windows about a process by pid: OpenProcess with the least access that
+// reads a process's times and image (PROCESS_QUERY_LIMITED_INFORMATION),
+// GetProcessTimes for its creation time, QueryFullProcessImageNameW for the
+// Win32 path of its image, and, from Windows 8.1 on, NtQueryInformationProcess
+// (ProcessCommandLineInformation) for its command line. Protected processes,
+// and processes that have gone, cannot be asked (etw-facts.md §3.6).
+//
+// Used on the ProcessTrace thread only; the decoder asks once per pid.
+
+#include <cstdint>
+#include <vector>
+
+#include "sources/etw/decoder.h"
+
+namespace etwaudit {
+
+class RunningProcesses final : public ProcessLookup {
+ public:
+  RunningProcesses();
+  bool lookup(std::uint32_t pid, ProcessInfo& info) noexcept override;
+
+ private:
+  std::vector<wchar_t> m_image;                 // QueryFullProcessImageNameW's answer
+  std::vector<unsigned char> m_command_line;    // NtQueryInformationProcess's answer
+  void* m_query_information_process = nullptr;  // ntdll's NtQueryInformationProcess
+};
+
+}  // namespace etwaudit
