@@ -6,6 +6,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -62,6 +63,28 @@ TEST_CASE("the loader reports drive C: as a volume device", "[windows][device_ma
   DeviceMap map;
   map.set_loader(query_dos_devices, 1h);
   CHECK(map.to_dos_path(c + "\\windows\\win.ini") == "C:\\windows\\win.ini");
+}
+
+TEST_CASE("the loader lists drive letters first, then only folders of volumes without one", "[windows][device_map]") {
+  // Under Wine every volume (C:, Z:) is mounted on a drive root only: the
+  // folder part walks them all and adds nothing.
+  std::set<std::string> drives, letter_targets;
+  bool folders_begun = false;
+  for (const auto& entry : query_dos_devices()) {
+    INFO(entry.drive << " -> " << entry.target);
+    CHECK(drives.insert(entry.drive).second);
+    CHECK_FALSE(entry.target.empty());
+    const bool letter = entry.drive.size() == 2;
+    if (letter) {
+      CHECK_FALSE(folders_begun);
+      letter_targets.insert(entry.target);
+    } else {
+      folders_begun = true;
+      CHECK(entry.drive.substr(1, 2) == ":\\");
+      CHECK(letter_targets.count(entry.target) == 0);
+    }
+  }
+  CHECK(drives.count("C:") == 1);
 }
 
 TEST_CASE("a SUBST drive does not replace the drive of its volume", "[windows][device_map]") {

@@ -74,7 +74,8 @@ int import_command(int argc, const char* const* argv) {
   options.add_options()
     ("db", "database to write (created if missing)", cxxopts::value<std::string>()->default_value("audit.db"))
     ("device-map", "turn NT paths into drive paths: DRIVE=TARGET as QueryDosDevice reports it on the recording "
-                   "machine (C:=\\Device\\HarddiskVolume3); repeatable. Without it paths stay as the kernel gave them",
+                   "machine (C:=\\Device\\HarddiskVolume3), or FOLDER=TARGET for a volume mounted on a folder; "
+                   "repeatable. Without it paths stay as the kernel gave them",
       cxxopts::value<std::vector<std::string>>())
     ("on-error", "a broken buffer: stop (exit 1) or skip (count it and go on)",
       cxxopts::value<std::string>()->default_value("stop"))

@@ -32,6 +32,23 @@ std::string unc_path(std::string_view rest) {
   return joined("\\", rest);
 }
 
+// A drive, "C:", or a folder a volume is mounted on, "C:\mnt\data", with its
+// letter in upper case and without a trailing backslash; nullopt for anything else.
+std::optional<std::string> drive_or_folder(std::string_view text) {
+  while (text.size() > 2 && text.back() == '\\') text.remove_suffix(1);
+  if (text.size() < 2 || !std::isalpha(static_cast<unsigned char>(text[0])) || text[1] != ':' ||
+      (text.size() > 2 && text[2] != '\\'))
+    return std::nullopt;
+  std::string drive(text);
+  drive[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(drive[0])));
+  return drive;
+}
+
+std::string_view without_trailing_backslash(std::string_view target) {
+  while (target.size() > 1 && target.back() == '\\') target.remove_suffix(1);
+  return target;
+}
+
 }  // namespace
 
 DeviceMap::DeviceMap(const DeviceMap& other) {
@@ -65,12 +82,11 @@ bool DeviceMap::empty() const {
 }
 
 void DeviceMap::set_loader(Loader loader, std::chrono::milliseconds miss_interval) {
-  std::vector<DriveTarget> drives = loader();
+  std::vector<Device> devices = devices_of(loader());
   std::lock_guard lock(m_mutex);
   m_loader = std::move(loader);
   m_miss_interval = miss_interval;
-  m_devices.clear();
-  for (const auto& drive : drives) add_locked(drive.drive, drive.target);
+  m_devices = std::move(devices);
   m_loaded = std::chrono::steady_clock::now();
   ++m_load_count;
 }
@@ -85,23 +101,22 @@ std::uint64_t DeviceMap::load_count() const {
   return m_load_count;
 }
 
+std::vector<DeviceMap::Device> DeviceMap::devices_of(const std::vector<DriveTarget>& drives) {
+  std::vector<Device> devices;
+  for (const auto& drive : drives) {
+    // The same checks as add(); a malformed entry is skipped, not fatal.
+    auto name = drive_or_folder(drive.drive);
+    if (name && !drive.target.empty())
+      devices.push_back({std::move(*name), std::string(without_trailing_backslash(drive.target))});
+  }
+  return devices;
+}
+
 bool DeviceMap::reload_locked() const noexcept {
   if (!m_loader) return false;
   m_loaded = std::chrono::steady_clock::now();
   try {
-    std::vector<DriveTarget> drives = m_loader();
-    std::vector<Device> devices;
-    for (const auto& drive : drives) {
-      // The same checks as add(); a malformed entry is skipped, not fatal.
-      if (drive.drive.size() != 2 || !std::isalpha(static_cast<unsigned char>(drive.drive[0])) ||
-          drive.drive[1] != ':' || drive.target.empty())
-        continue;
-      std::string_view target = drive.target;
-      while (target.size() > 1 && target.back() == '\\') target.remove_suffix(1);
-      devices.push_back(
-          {{static_cast<char>(std::toupper(static_cast<unsigned char>(drive.drive[0]))), ':'}, std::string(target)});
-    }
-    m_devices = std::move(devices);
+    m_devices = devices_of(m_loader());
     ++m_load_count;
     return true;
   } catch (...) {
@@ -110,19 +125,20 @@ bool DeviceMap::reload_locked() const noexcept {
 }
 
 void DeviceMap::add_locked(std::string_view drive, std::string_view target) {
-  if (drive.size() != 2 || !std::isalpha(static_cast<unsigned char>(drive[0])) || drive[1] != ':')
-    throw UsageError("device map: '" + std::string(drive) +
-                     "' is not a drive (expected a letter and a colon, e.g. C:)");
-  if (target.empty()) throw UsageError("device map: no target for drive " + std::string(drive));
-  while (target.size() > 1 && target.back() == '\\') target.remove_suffix(1);
-  std::string upper_drive = {static_cast<char>(std::toupper(static_cast<unsigned char>(drive[0]))), ':'};
+  auto name = drive_or_folder(drive);
+  if (!name)
+    throw UsageError(
+        "device map: '" + std::string(drive) +
+        "' is not a drive (expected a letter and a colon, e.g. C:, or a folder on one, e.g. C:\\mnt\\data)");
+  if (target.empty()) throw UsageError("device map: no target for " + std::string(drive));
+  target = without_trailing_backslash(target);
   for (auto& device : m_devices) {
-    if (device.drive == upper_drive) {
+    if (device.drive == *name) {
       device.target = std::string(target);
       return;
     }
   }
-  m_devices.push_back({upper_drive, std::string(target)});
+  m_devices.push_back({std::move(*name), std::string(target)});
 }
 
 void DeviceMap::add_mapping(std::string_view mapping) {
@@ -131,8 +147,8 @@ void DeviceMap::add_mapping(std::string_view mapping) {
     throw UsageError("--device-map '" + std::string(mapping) +
                      "': expected DEVICE=DRIVE or DRIVE=DEVICE, e.g. \\Device\\HarddiskVolume3=C:");
   const std::string_view left = mapping.substr(0, equals), right = mapping.substr(equals + 1);
-  // Either order: the side that is a drive letter is the drive.
-  if (right.size() == 2 && right[1] == ':')
+  // Either order: the side that is a drive (or a folder on one) is the drive.
+  if (drive_or_folder(right) && !drive_or_folder(left))
     add(right, left);
   else
     add(left, right);

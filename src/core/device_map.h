@@ -19,12 +19,18 @@
 // are resolved through the other drives again; they never replace the drive
 // of the volume itself, which stays the canonical name.
 //
+// A volume mounted on a folder instead of (or besides) a drive letter is an
+// entry whose drive is that folder: C:\mnt\data = \Device\HarddiskVolume7.
+// Of entries with the same target, the one added first wins, so a loader
+// lists the drive letters first.
+//
 // A live collector gives the map a loader (on Windows, QueryDosDeviceW over
-// A-Z: sources/live/etw_dos_devices.h). The map then reloads every drive when
-// refresh() is called (the collector does when the set of drives changes) and
-// when a \Device\ path matches no drive, at most once per interval, so a
-// drive mapped after the start is found without a query per event. One
-// thread may call to_dos_path while another calls refresh().
+// A-Z and the folder mounts: sources/live/etw_dos_devices.h). The map then
+// reloads every drive when refresh() is called (the collector does when the
+// set of drives changes, and each minute) and when a \Device\ path matches no
+// drive, at most once per interval, so a drive mapped after the start is found
+// without a query per event. One thread may call to_dos_path while another
+// calls refresh().
 
 #include <chrono>
 #include <cstdint>
@@ -41,7 +47,7 @@ class DeviceMap {
  public:
   // A drive and what it stands for, as a loader reports them.
   struct DriveTarget {
-    std::string drive;   // "C:"
+    std::string drive;   // "C:", or a folder "C:\mnt\data"
     std::string target;  // "\Device\HarddiskVolume3", "\??\C:\windows", ...
   };
   // Reads the drives of this machine. May throw Error.
@@ -52,16 +58,19 @@ class DeviceMap {
   DeviceMap(const DeviceMap& other);
   DeviceMap& operator=(const DeviceMap& other);
 
-  // drive is "C:" (a letter and a colon); target is what QueryDosDeviceW
-  // returned for it. Throws UsageError for a malformed drive or empty target.
+  // drive is "C:" (a letter and a colon) or a folder a volume is mounted on
+  // ("C:\mnt\data"); target is what QueryDosDeviceW returned for it. Throws
+  // UsageError for a malformed drive or empty target.
   void add(std::string_view drive, std::string_view target);
-  // "\Device\HarddiskVolume3=C:" or "C:=\Device\HarddiskVolume3", as given to --device-map.
+  // "\Device\HarddiskVolume3=C:" or "C:=\Device\HarddiskVolume3", as given to
+  // --device-map; "C:\mnt\data=\Device\HarddiskVolume7" for a folder mount.
   void add_mapping(std::string_view mapping);
   void clear();
   bool empty() const;
 
   // Loads the drives from loader now, and again on refresh() and on a miss
-  // (at most once per miss_interval). Throws what loader throws.
+  // (at most once per miss_interval); malformed entries are left out. Throws
+  // what loader throws.
   void set_loader(Loader loader, std::chrono::milliseconds miss_interval);
   // Reloads the drives from the loader, if there is one. Any thread; a loader
   // that throws leaves the map as it was and returns false.
@@ -74,9 +83,11 @@ class DeviceMap {
 
  private:
   struct Device {
-    std::string drive;   // "C:"
-    std::string target;  // "\Device\HarddiskVolume3" (a device, after SUBST resolution)
+    std::string drive;   // "C:", or a folder "C:\mnt\data"
+    std::string target;  // "\Device\HarddiskVolume3"; a SUBST target (\??\C:\windows) never matches
   };
+  // The entries a loader reported, without the malformed ones.
+  static std::vector<Device> devices_of(const std::vector<DriveTarget>& drives);
   void add_locked(std::string_view drive, std::string_view target);
   std::optional<std::string> lookup_locked(std::string_view nt_path) const;
   bool reload_locked() const noexcept;

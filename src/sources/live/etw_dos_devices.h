@@ -13,10 +13,15 @@ namespace etwaudit {
 // that has one, e.g. C: -> \Device\HarddiskVolume3, a SUBST drive ->
 // \??\C:\windows, a mapped network drive -> \Device\LanmanRedirector\;Z:…\server\share.
 // Letters without a target are left out; other errors throw Error naming the call.
+// Then the folders that volumes are mounted on (FindFirstVolumeW,
+// GetVolumePathNamesForVolumeNameW, QueryDosDeviceW("Volume{GUID}")), e.g.
+// C:\mnt\data -> \Device\HarddiskVolume7, of the volumes that have no drive
+// letter (one that has a letter is known by it).
 std::vector<DeviceMap::DriveTarget> query_dos_devices();
 
 // GetLogicalDrives(): one bit per drive letter. It changes when a volume,
-// SUBST or network drive comes or goes, which is when to reload the map.
+// SUBST or network drive comes or goes, which is when to reload the map at
+// once (the collector also reloads it now and then for the folder mounts).
 std::uint32_t logical_drive_mask() noexcept;
 
 }  // namespace etwaudit

@@ -18,6 +18,9 @@ namespace {
 constexpr std::chrono::seconds device_map_miss_interval{10};
 // How often run() polls the session's loss counters and the drive letters.
 constexpr std::chrono::seconds poll_interval{1};
+// How often run() reloads the drives even when no letter came or went: a
+// volume can move to another folder or letter without changing the set.
+constexpr std::chrono::seconds device_map_reload_interval{60};
 
 }  // namespace
 
@@ -93,14 +96,18 @@ void EtwLiveSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSta
   }
 
   std::uint32_t drives = logical_drive_mask();
+  auto drives_loaded = std::chrono::steady_clock::now();
   while (!m_stop && !consumer_done) {
     {
       std::unique_lock lock(m_mutex);
       m_wakeup.wait_for(lock, poll_interval, [&] { return m_stop.load() || consumer_done.load(); });
     }
     update_lost(stats, m_session.query());
-    if (const std::uint32_t now = logical_drive_mask(); now != drives) {
-      drives = now;
+    const std::uint32_t now_drives = logical_drive_mask();
+    const auto now = std::chrono::steady_clock::now();
+    if (now_drives != drives || now - drives_loaded >= device_map_reload_interval) {
+      drives = now_drives;
+      drives_loaded = now;
       m_device_map.refresh();
     }
   }

@@ -8,7 +8,7 @@
 //   run() thread              starts the ProcessTrace thread, asks for the
 //                             file-name rundown, then once a second polls
 //                             ControlTraceW(QUERY) for loss and reloads the
-//                             device map when the drives change
+//                             device map when the drives change (and each minute)
 //   collector thread          DeviceMap::to_dos_path for every new path
 //
 // The session is started and the consumer opened when the source is made,
