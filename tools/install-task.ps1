@@ -7,6 +7,7 @@ Registers the scheduled task "etwaudit" (see -TaskName). It starts at boot as
 SYSTEM, with no time limit, and writes to %ProgramData%\etwaudit\audit.db. The
 folder is created readable and writable by SYSTEM and Administrators only: the
 database says which program touched which file, which is not for every user.
+A folder there that another account made first is refused, not taken over.
 
 Task Scheduler's own restart covers a task that fails to start; a second
 trigger every 5 minutes starts the collector again if it has ended for any
@@ -57,8 +58,10 @@ if ($Uninstall) {
     } else {
         Write-Output "There is no scheduled task '$TaskName'."
     }
-    # Stopping the task ends the process, not its kernel trace session.
-    & logman.exe stop etwaudit -ets *> $null
+    # Stopping the task ends the process, not its kernel trace session. (In a
+    # child scope: Windows PowerShell turns a redirected line on stderr into a
+    # terminating error under 'Stop'.)
+    & { $ErrorActionPreference = 'Continue'; & logman.exe stop etwaudit -ets *> $null }
     Write-Output "The database stays in $dataDir; delete that folder to remove it."
     return
 }
@@ -70,9 +73,26 @@ $Exe = (Resolve-Path -LiteralPath $Exe).Path
 
 # The data folder: SYSTEM and Administrators, full control, inherited by
 # everything inside; nothing inherited from ProgramData (where Users may read).
-New-Item -ItemType Directory -Force -Path $dataDir | Out-Null
+# Users may also create folders and files in ProgramData and stay owners of
+# what they create, so an existing folder, and everything in it, must have
+# been made by SYSTEM, Administrators or this account, and be no link.
 $system = New-Object Security.Principal.SecurityIdentifier('S-1-5-18')
 $administrators = New-Object Security.Principal.SecurityIdentifier('S-1-5-32-544')
+$trustedOwners = @($system, $administrators, $identity.User)
+function Assert-TrustedItem($Item) {
+    $owner = $null
+    if (-not ($Item.Attributes -band [IO.FileAttributes]::ReparsePoint)) {
+        $owner = (Get-Acl -LiteralPath $Item.FullName).GetOwner([Security.Principal.SecurityIdentifier])
+    }
+    if (-not $owner -or $trustedOwners -notcontains $owner) {
+        throw "'$($Item.FullName)' is a link or was made by another account ($owner): check it, remove $dataDir and run this again"
+    }
+}
+if (Test-Path -LiteralPath $dataDir) {
+    Assert-TrustedItem (Get-Item -LiteralPath $dataDir -Force)
+} else {
+    New-Item -ItemType Directory -Path $dataDir | Out-Null
+}
 $acl = New-Object Security.AccessControl.DirectorySecurity
 $acl.SetAccessRuleProtection($true, $false)
 $acl.SetOwner($administrators)
@@ -84,9 +104,17 @@ foreach ($account in $system, $administrators) {
     $acl.AddAccessRule($rule)
 }
 Set-Acl -LiteralPath $dataDir -AclObject $acl
+Get-ChildItem -LiteralPath $dataDir -Recurse -Force | ForEach-Object { Assert-TrustedItem $_ }
 
-$arguments = @('collect', '--db', "`"$database`"", '--quiet') + $CollectArguments
-$action = New-ScheduledTaskAction -Execute $Exe -Argument ($arguments -join ' ') -WorkingDirectory $dataDir
+# The task's command line, each argument quoted as the C runtime reads it back:
+# backslashes are literal except before a quote.
+function ConvertTo-CommandLineArgument([string]$Text) {
+    if ($Text -and $Text -notmatch '[\s"]') { return $Text }
+    return '"' + (($Text -replace '(\\*)"', '$1$1\"') -replace '(\\+)$', '$1$1') + '"'
+}
+$arguments = @('collect', '--db', $database, '--quiet') + $CollectArguments
+$commandLine = @($arguments | ForEach-Object { ConvertTo-CommandLineArgument $_ }) -join ' '
+$action = New-ScheduledTaskAction -Execute $Exe -Argument $commandLine -WorkingDirectory $dataDir
 $triggers = @(
     (New-ScheduledTaskTrigger -AtStartup),
     (New-ScheduledTaskTrigger -Once -At (Get-Date) -RepetitionInterval (New-TimeSpan -Minutes 5))
@@ -97,7 +125,7 @@ $settings = New-ScheduledTaskSettingsSet -ExecutionTimeLimit ([TimeSpan]::Zero) 
     -AllowStartIfOnBatteries -DontStopIfGoingOnBatteries -DontStopOnIdleEnd
 Register-ScheduledTask -TaskName $TaskName -Action $action -Trigger $triggers -Principal $principal `
     -Settings $settings -Description 'etwaudit: records which process reads and writes which file' -Force | Out-Null
-Write-Output "Registered the scheduled task '$TaskName': $Exe $($arguments -join ' ')"
+Write-Output "Registered the scheduled task '$TaskName': $Exe $commandLine"
 
 if (-not $NoStart) {
     Start-ScheduledTask -TaskName $TaskName
