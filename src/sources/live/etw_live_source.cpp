@@ -46,14 +46,17 @@ void EtwEventPipeline::deliver(const FileEvent& event) {
   m_queue.try_push(event);
 }
 
-EtwLiveSource::EtwLiveSource(EtwSessionOptions options) : m_session(std::move(options)) {
+EtwLiveSource::EtwLiveSource(EtwSessionOptions options)
+    : EtwLiveSource(std::make_unique<EtwSession>(std::move(options))) {}
+
+EtwLiveSource::EtwLiveSource(std::unique_ptr<TraceSession> session) : m_session(std::move(session)) {
   m_device_map.set_loader(query_dos_devices, device_map_miss_interval);
-  m_session.start();
-  m_session.open(etw_event_record_callback, static_cast<EtwRecordHandler*>(this));
+  m_session->start();
+  m_session->open(etw_event_record_callback, static_cast<EtwRecordHandler*>(this));
 }
 
 EtwLiveSource::~EtwLiveSource() {
-  m_session.stop();
+  m_session->stop();
 }
 
 void EtwLiveSource::on_record(const RawRecord& record) noexcept {
@@ -75,7 +78,7 @@ void EtwLiveSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSta
   std::atomic<bool> consumer_done{false};
   unsigned long process_status = ERROR_SUCCESS;
   std::thread consumer([&] {
-    process_status = m_session.process();
+    process_status = m_session->process();
     consumer_done = true;
     { std::lock_guard lock(m_mutex); }
     m_wakeup.notify_all();
@@ -84,7 +87,7 @@ void EtwLiveSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSta
   // Names of files opened before now arrive as FileRundown events.
   try {
     if (!m_stop) {
-      const unsigned long status = m_session.request_file_rundown();
+      const unsigned long status = m_session->request_file_rundown();
       if (status != ERROR_SUCCESS)
         std::cerr << "etwaudit collect: warning: no names for files opened before the start ("
                   << win32_failure("TraceSetInformation", status) << "); their events stay unresolved\n";
@@ -102,7 +105,7 @@ void EtwLiveSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSta
       std::unique_lock lock(m_mutex);
       m_wakeup.wait_for(lock, poll_interval, [&] { return m_stop.load() || consumer_done.load(); });
     }
-    update_lost(stats, m_session.query());
+    update_lost(stats, m_session->query());
     const std::uint32_t now_drives = logical_drive_mask();
     const auto now = std::chrono::steady_clock::now();
     if (now_drives != drives || now - drives_loaded >= device_map_reload_interval) {
@@ -112,24 +115,24 @@ void EtwLiveSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSta
     }
   }
 
-  m_session.stop();
+  m_session->stop();
   consumer.join();
-  update_lost(stats, m_session.final_counters());
+  update_lost(stats, m_session->final_counters());
   m_pipeline = nullptr;
 
   std::lock_guard lock(m_mutex);
   if (m_error.empty() && !m_stop) {
     // The session ended without us: stopped from outside, or ProcessTrace failed.
     m_error = process_status == ERROR_SUCCESS
-                  ? "the ETW session '" + to_utf8(m_session.name()) + "' was stopped by another program"
-                  : "reading the ETW session '" + to_utf8(m_session.name()) +
+                  ? "the ETW session '" + to_utf8(m_session->name()) + "' was stopped by another program"
+                  : "reading the ETW session '" + to_utf8(m_session->name()) +
                         "' failed: " + win32_failure("ProcessTrace", process_status);
   }
 }
 
 void EtwLiveSource::stop() noexcept {
   m_stop = true;
-  m_session.stop();
+  m_session->stop();
   { std::lock_guard lock(m_mutex); }
   m_wakeup.notify_all();
 }

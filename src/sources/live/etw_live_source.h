@@ -21,6 +21,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -65,6 +66,8 @@ class EtwLiveSource final : public EventSource, private EtwRecordHandler {
   // Loads the drive map, starts the session and opens its consumer. Throws
   // Error naming the failing call.
   explicit EtwLiveSource(EtwSessionOptions options);
+  // The same with another session (tests).
+  explicit EtwLiveSource(std::unique_ptr<TraceSession> session);
   ~EtwLiveSource() override;
 
   std::string description() const override { return "etw"; }
@@ -80,10 +83,10 @@ class EtwLiveSource final : public EventSource, private EtwRecordHandler {
   void update_lost(RunStats& stats, const std::optional<EtwLossCounters>& counters);
 
   DeviceMap m_device_map;
-  RunningProcesses m_processes;  // used by the pipeline on the ProcessTrace thread
-  EtwSession m_session;
-  EtwEventPipeline* m_pipeline = nullptr;  // set by run() before ProcessTrace starts
-  std::uint64_t m_session_lost = 0;        // events and buffers the session reported lost
+  RunningProcesses m_processes;             // used by the pipeline on the ProcessTrace thread
+  std::unique_ptr<TraceSession> m_session;  // never null
+  EtwEventPipeline* m_pipeline = nullptr;   // set by run() before ProcessTrace starts
+  std::uint64_t m_session_lost = 0;         // events and buffers the session reported lost
 
   std::atomic<bool> m_stop{false};
   mutable std::mutex m_mutex;        // guards m_error and the wait in run()

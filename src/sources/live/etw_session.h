@@ -65,40 +65,65 @@ struct WindowsVersion {
 };
 WindowsVersion windows_version() noexcept;
 
-class EtwSession {
+// What the live source needs of a trace session: EtwSession, or a stand-in
+// in tests (Wine has no ETW to drive the live source's own logic with).
+class TraceSession {
+ public:
+  virtual ~TraceSession() = default;
+
+  // Starts the session. Throws Error naming the failing call and its code.
+  virtual void start() = 0;
+  // The session's name, as messages give it.
+  virtual const std::wstring& name() const = 0;
+
+  // Opens the real-time consumer: process() will call callback with each
+  // EVENT_RECORD, whose UserContext is context. Throws Error naming the call.
+  virtual void open(PEVENT_RECORD_CALLBACK callback, void* context) = 0;
+  // Delivers events until the session stops or stop() is called; returns
+  // ProcessTrace's result (ERROR_SUCCESS normally).
+  virtual unsigned long process() noexcept = 0;
+
+  // Asks the kernel for the names of the files that are already open
+  // (FileRundown events). Returns ERROR_SUCCESS, or the code of the call
+  // that failed when this Windows cannot (the session is unchanged then).
+  // Throws Error if the session was left without its events.
+  virtual unsigned long request_file_rundown() = 0;
+
+  // What the session has lost so far; nullopt when that cannot be asked or
+  // the session is stopped.
+  virtual std::optional<EtwLossCounters> query() noexcept = 0;
+  // After stop(): the counters of the final stop, if it gave any.
+  virtual std::optional<EtwLossCounters> final_counters() const = 0;
+
+  // Stops the session and closes the consumer, after which process()
+  // returns. Any thread; idempotent.
+  virtual void stop() noexcept = 0;
+};
+
+class EtwSession final : public TraceSession {
  public:
   explicit EtwSession(EtwSessionOptions options);
-  ~EtwSession();  // stop()
+  ~EtwSession() override;  // stop()
   EtwSession(const EtwSession&) = delete;
   EtwSession& operator=(const EtwSession&) = delete;
 
-  // Starts the session. Throws Error naming the failing call and its code.
-  void start();
-  // The session's name: options.name, or "NT Kernel Logger" on Windows 7.
-  const std::wstring& name() const { return m_name; }
+  void start() override;
+  // options.name, or "NT Kernel Logger" on Windows 7.
+  const std::wstring& name() const override { return m_name; }
   bool uses_nt_kernel_logger() const { return m_nt_kernel_logger; }
 
-  // Opens the real-time consumer: ProcessTrace will call callback with each
-  // EVENT_RECORD, whose UserContext is context. Throws Error naming OpenTraceW.
-  void open(PEVENT_RECORD_CALLBACK callback, void* context);
-  // Delivers events until the session stops or stop() is called; returns
-  // ProcessTrace's result (ERROR_SUCCESS normally).
-  unsigned long process() noexcept;
-
-  // Asks the kernel for the names of the files that are already open
-  // (FileRundown events) by setting the session's group masks to empty and
-  // back (etw-facts.md §8). Returns ERROR_SUCCESS, or the code of the first
-  // call when this Windows cannot (the session is unchanged then). Throws
-  // Error if the flags could not be restored.
-  unsigned long request_file_rundown();
-
-  // ControlTraceW(QUERY); nullopt when the query fails or the session is stopped.
-  std::optional<EtwLossCounters> query() noexcept;
-  // After stop(): the counters of the final ControlTraceW(STOP), if it gave any.
-  std::optional<EtwLossCounters> final_counters() const;
-
-  // Stops the session and closes the consumer. Any thread; idempotent.
-  void stop() noexcept;
+  // OpenTraceW in real-time, event-record mode.
+  void open(PEVENT_RECORD_CALLBACK callback, void* context) override;
+  // ProcessTrace.
+  unsigned long process() noexcept override;
+  // Sets the session's group masks to empty and back (etw-facts.md §8).
+  unsigned long request_file_rundown() override;
+  // ControlTraceW(QUERY).
+  std::optional<EtwLossCounters> query() noexcept override;
+  // From the final ControlTraceW(STOP).
+  std::optional<EtwLossCounters> final_counters() const override;
+  // ControlTraceW(STOP), then CloseTrace.
+  void stop() noexcept override;
 
  private:
   // EVENT_TRACE_PROPERTIES followed by room for the session name, which

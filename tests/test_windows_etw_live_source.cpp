@@ -1,0 +1,228 @@
+// EtwLiveSource::run() with a stand-in session: Wine has no ETW, but the
+// live source's own work (its ProcessTrace thread, the file-name rundown, the
+// loss polling, stopping, and the messages when a session ends by itself) can
+// be driven through the TraceSession interface.
+#include <windows.h>
+// clang-format off: evntcons.h needs windows.h first.
+#include <evntcons.h>
+// clang-format on
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/bounded_queue.h"
+#include "core/catalog.h"
+#include "core/error.h"
+#include "core/file_event.h"
+#include "core/run_stats.h"
+#include "sources/live/etw_live_source.h"
+#include "sources/live/etw_session.h"
+
+using namespace etwaudit;
+using namespace std::chrono_literals;
+
+namespace {
+
+// FileIo event class {90cbdc39-4a3e-11d1-84f4-0000f80464e3}: Name 0 and Read 67 (etw-facts.md §3.3).
+constexpr GUID file_io_class = {0x90cbdc39, 0x4a3e, 0x11d1, {0x84, 0xf4, 0x00, 0x00, 0xf8, 0x04, 0x64, 0xe3}};
+constexpr std::uint64_t file_key = 0xFFFFA00011112222;
+
+void put(std::vector<std::uint8_t>& bytes, std::uint64_t value, int size) {
+  for (int i = 0; i < size; ++i) bytes.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
+}
+
+// What the stand-in session was told, and what it is to answer.
+struct Script {
+  std::mutex mutex;
+  std::condition_variable stopped_changed;
+  bool stopped = false;
+  bool started = false;
+  int rundowns = 0;
+  unsigned long rundown_status = ERROR_SUCCESS;
+  bool rundown_throws = false;
+  bool ends_by_itself = false;  // process() returns without stop()
+  unsigned long process_status = ERROR_SUCCESS;
+  std::optional<EtwLossCounters> counters;  // what query() and final_counters() say
+};
+
+class ScriptedSession final : public TraceSession {
+ public:
+  explicit ScriptedSession(std::shared_ptr<Script> script) : m_script(std::move(script)) {}
+  void start() override { m_script->started = true; }
+  const std::wstring& name() const override { return m_name; }
+  void open(PEVENT_RECORD_CALLBACK callback, void* context) override {
+    m_callback = callback;
+    m_context = context;
+  }
+  // As ProcessTrace: a name and a read on file_key, then wait for the end.
+  unsigned long process() noexcept override {
+    std::vector<std::uint8_t> name;
+    put(name, file_key, 8);
+    for (const wchar_t* c = L"\\Device\\HarddiskVolume1\\data\\a.txt"; *c; ++c) put(name, *c, 2);
+    put(name, 0, 2);
+    deliver(0, name);
+    std::vector<std::uint8_t> read;  // v2: offset, Irp, thread, FileObject, FileKey, IoSize, IoFlags
+    for (std::uint64_t field :
+         {std::uint64_t{0}, std::uint64_t{0xC0}, std::uint64_t{77}, std::uint64_t{0xB0}, file_key})
+      put(read, field, 8);
+    put(read, 4096, 4);
+    put(read, 0, 4);
+    deliver(67, read);
+    std::unique_lock lock(m_script->mutex);
+    if (!m_script->ends_by_itself) m_script->stopped_changed.wait(lock, [&] { return m_script->stopped; });
+    return m_script->process_status;
+  }
+  unsigned long request_file_rundown() override {
+    std::lock_guard lock(m_script->mutex);
+    ++m_script->rundowns;
+    if (m_script->rundown_throws) throw Error("cannot re-enable the kernel events (scripted)");
+    return m_script->rundown_status;
+  }
+  std::optional<EtwLossCounters> query() noexcept override {
+    std::lock_guard lock(m_script->mutex);
+    return m_script->counters;
+  }
+  std::optional<EtwLossCounters> final_counters() const override {
+    std::lock_guard lock(m_script->mutex);
+    return m_script->counters;
+  }
+  void stop() noexcept override {
+    {
+      std::lock_guard lock(m_script->mutex);
+      m_script->stopped = true;
+    }
+    m_script->stopped_changed.notify_all();
+  }
+
+ private:
+  void deliver(UCHAR opcode, std::vector<std::uint8_t>& payload) {
+    EVENT_RECORD record;
+    std::memset(&record, 0, sizeof record);
+    record.EventHeader.Flags = EVENT_HEADER_FLAG_CLASSIC_HEADER | EVENT_HEADER_FLAG_64_BIT_HEADER;
+    record.EventHeader.ProcessId = 1234;
+    record.EventHeader.ThreadId = 77;
+    record.EventHeader.TimeStamp.QuadPart = 133'000'000'000'000'000;
+    record.EventHeader.ProviderId = file_io_class;
+    record.EventHeader.EventDescriptor.Opcode = opcode;
+    record.EventHeader.EventDescriptor.Version = 2;
+    record.UserData = payload.data();
+    record.UserDataLength = static_cast<USHORT>(payload.size());
+    record.UserContext = m_context;
+    m_callback(&record);
+  }
+
+  std::shared_ptr<Script> m_script;
+  std::wstring m_name = L"scripted";
+  PEVENT_RECORD_CALLBACK m_callback = nullptr;
+  void* m_context = nullptr;
+};
+
+// A source on a scripted session, run on its own thread as the collector does.
+struct Run {
+  std::shared_ptr<Script> script = std::make_shared<Script>();
+  BoundedQueue<FileEvent> queue{64};
+  Catalog catalog;
+  RunStats stats;
+  std::unique_ptr<EtwLiveSource> source;
+  std::thread thread;
+
+  void start() {
+    source = std::make_unique<EtwLiveSource>(std::make_unique<ScriptedSession>(script));
+    thread = std::thread([this] { source->run(queue, catalog, stats); });
+  }
+  // Waits (at most 10 s) until count events are queued; returns them.
+  std::vector<FileEvent> events(std::size_t count) {
+    std::vector<FileEvent> out;
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (out.size() < count && std::chrono::steady_clock::now() < deadline)
+      queue.pop_until(out, count - out.size(), std::chrono::steady_clock::now() + 50ms);
+    return out;
+  }
+  ~Run() {
+    if (thread.joinable()) {
+      source->stop();
+      thread.join();
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the live source delivers the session's events, asks for the rundown and ends cleanly on stop",
+          "[windows][etw]") {
+  Run run;
+  run.script->counters = EtwLossCounters{5, 2, 0};
+  run.start();
+  CHECK(run.script->started);
+  const auto events = run.events(1);
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].op == Op::read);
+  CHECK(events[0].size == 4096);
+  CHECK(run.catalog.path(events[0].path) == "\\Device\\HarddiskVolume1\\data\\a.txt");
+
+  run.source->stop();
+  run.thread.join();
+  CHECK(run.source->error().empty());
+  CHECK(run.script->stopped);
+  CHECK(run.script->rundowns == 1);
+  CHECK(run.stats.received == 1);
+  CHECK(run.stats.lost == 7);  // events lost + buffers lost
+}
+
+TEST_CASE("a session that ends without being asked to is reported as the reason the run ended", "[windows][etw]") {
+  Run run;
+  run.script->ends_by_itself = true;
+  SECTION("stopped from outside") {
+    run.start();
+    run.thread.join();
+    CHECK(run.source->error() == "the ETW session 'scripted' was stopped by another program");
+  }
+  SECTION("ProcessTrace failed") {
+    run.script->process_status = ERROR_CALL_NOT_IMPLEMENTED;
+    run.start();
+    run.thread.join();
+    CHECK_THAT(run.source->error(),
+               Catch::StartsWith("reading the ETW session 'scripted' failed: ProcessTrace failed with error 120"));
+  }
+  CHECK(run.script->stopped);
+  CHECK(run.stats.received == 1);
+}
+
+TEST_CASE("a file-name rundown Windows cannot give is a warning; one that breaks the session ends the run",
+          "[windows][etw]") {
+  Run run;
+  // What the source writes to stderr, until the end of the test.
+  struct CapturedStderr {
+    std::ostringstream text;
+    std::streambuf* const saved = std::cerr.rdbuf(text.rdbuf());
+    ~CapturedStderr() { std::cerr.rdbuf(saved); }
+  } warnings;
+  SECTION("not supported") {
+    run.script->rundown_status = ERROR_NOT_SUPPORTED;
+    run.start();
+    CHECK(run.events(1).size() == 1);
+    run.source->stop();
+    run.thread.join();
+    CHECK(run.source->error().empty());
+    CHECK_THAT(warnings.text.str(), Catch::Contains("warning: no names for files opened before the start") &&
+                                        Catch::Contains("TraceSetInformation failed with error 50"));
+  }
+  SECTION("the session's events could not be restored") {
+    run.script->rundown_throws = true;
+    run.start();
+    run.thread.join();  // ends without stop()
+    CHECK(run.source->error() == "cannot re-enable the kernel events (scripted)");
+    CHECK(run.script->stopped);
+  }
+}
