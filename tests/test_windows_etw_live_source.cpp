@@ -11,7 +11,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <cstring>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -28,19 +27,13 @@
 #include "core/run_stats.h"
 #include "sources/live/etw_live_source.h"
 #include "sources/live/etw_session.h"
+#include "windows_etw_records.h"
 
 using namespace etwaudit;
+using namespace etwaudit::test;
 using namespace std::chrono_literals;
 
 namespace {
-
-// FileIo event class {90cbdc39-4a3e-11d1-84f4-0000f80464e3}: Name 0 and Read 67 (etw-facts.md §3.3).
-constexpr GUID file_io_class = {0x90cbdc39, 0x4a3e, 0x11d1, {0x84, 0xf4, 0x00, 0x00, 0xf8, 0x04, 0x64, 0xe3}};
-constexpr std::uint64_t file_key = 0xFFFFA00011112222;
-
-void put(std::vector<std::uint8_t>& bytes, std::uint64_t value, int size) {
-  for (int i = 0; i < size; ++i) bytes.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
-}
 
 // What the stand-in session was told, and what it is to answer.
 struct Script {
@@ -65,20 +58,14 @@ class ScriptedSession final : public TraceSession {
     m_callback = callback;
     m_context = context;
   }
-  // As ProcessTrace: a name and a read on file_key, then wait for the end.
+  // As ProcessTrace: a name and a read, then wait for the end.
   unsigned long process() noexcept override {
-    std::vector<std::uint8_t> name;
-    put(name, file_key, 8);
-    for (const wchar_t* c = L"\\Device\\HarddiskVolume1\\data\\a.txt"; *c; ++c) put(name, *c, 2);
-    put(name, 0, 2);
-    deliver(0, name);
-    std::vector<std::uint8_t> read;  // v2: offset, Irp, thread, FileObject, FileKey, IoSize, IoFlags
-    for (std::uint64_t field :
-         {std::uint64_t{0}, std::uint64_t{0xC0}, std::uint64_t{77}, std::uint64_t{0xB0}, file_key})
-      put(read, field, 8);
-    put(read, 4096, 4);
-    put(read, 0, 4);
-    deliver(67, read);
+    Payload name = name_payload(L"\\Device\\HarddiskVolume1\\data\\a.txt");
+    EVENT_RECORD name_record = kernel_record(file_io_class, opcode_name, 2, name, m_context);
+    m_callback(&name_record);
+    Payload read = read_write_payload(0, 4096, tid);
+    EVENT_RECORD read_record = kernel_record(file_io_class, opcode_read, 2, read, m_context);
+    m_callback(&read_record);
     std::unique_lock lock(m_script->mutex);
     if (!m_script->ends_by_itself) m_script->stopped_changed.wait(lock, [&] { return m_script->stopped; });
     return m_script->process_status;
@@ -106,22 +93,6 @@ class ScriptedSession final : public TraceSession {
   }
 
  private:
-  void deliver(UCHAR opcode, std::vector<std::uint8_t>& payload) {
-    EVENT_RECORD record;
-    std::memset(&record, 0, sizeof record);
-    record.EventHeader.Flags = EVENT_HEADER_FLAG_CLASSIC_HEADER | EVENT_HEADER_FLAG_64_BIT_HEADER;
-    record.EventHeader.ProcessId = 1234;
-    record.EventHeader.ThreadId = 77;
-    record.EventHeader.TimeStamp.QuadPart = 133'000'000'000'000'000;
-    record.EventHeader.ProviderId = file_io_class;
-    record.EventHeader.EventDescriptor.Opcode = opcode;
-    record.EventHeader.EventDescriptor.Version = 2;
-    record.UserData = payload.data();
-    record.UserDataLength = static_cast<USHORT>(payload.size());
-    record.UserContext = m_context;
-    m_callback(&record);
-  }
-
   std::shared_ptr<Script> m_script;
   std::wstring m_name = L"scripted";
   PEVENT_RECORD_CALLBACK m_callback = nullptr;

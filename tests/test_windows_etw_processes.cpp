@@ -9,7 +9,6 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -21,14 +20,12 @@
 #include "sources/live/etw_live_source.h"
 #include "sources/live/etw_processes.h"
 #include "sources/live/etw_win32.h"
+#include "windows_etw_records.h"
 
 using namespace etwaudit;
+using namespace etwaudit::test;
 
 namespace {
-
-// FileIo event class {90cbdc39-4a3e-11d1-84f4-0000f80464e3}, Read (etw-facts.md §3.3).
-constexpr GUID file_io_class = {0x90cbdc39, 0x4a3e, 0x11d1, {0x84, 0xf4, 0x00, 0x00, 0xf8, 0x04, 0x64, 0xe3}};
-constexpr UCHAR opcode_read = 67;
 
 std::string own_image() {
   std::vector<wchar_t> path(32768);
@@ -73,29 +70,14 @@ TEST_CASE("a read by a process the session never announced is named by asking Wi
   RunningProcesses processes;
   EtwEventPipeline pipeline(queue, catalog, stats, &processes);
 
-  // FileIo_ReadWrite v2 of a 64-bit system: offset, Irp, thread pointer,
-  // FileObject, FileKey, IoSize, IoFlags.
-  std::vector<std::uint8_t> payload;
-  for (std::uint64_t field : {0ull, 0xFFFFC00055556666ull, 77ull, 0xFFFFB00033334444ull, 0xFFFFA00011112222ull})
-    for (int i = 0; i < 8; ++i) payload.push_back(static_cast<std::uint8_t>(field >> (8 * i)));
-  for (int i = 0; i < 8; ++i) payload.push_back(i == 0 ? 64 : 0);  // IoSize 64, IoFlags 0
-
-  EVENT_RECORD record;
-  std::memset(&record, 0, sizeof record);
-  record.EventHeader.Size = sizeof(EVENT_HEADER);
-  record.EventHeader.Flags = EVENT_HEADER_FLAG_CLASSIC_HEADER | EVENT_HEADER_FLAG_64_BIT_HEADER;
+  // A read by this process, at this moment.
+  Payload read = read_write_payload(0, 64, 77);
+  EVENT_RECORD record = kernel_record(file_io_class, opcode_read, 2, read, static_cast<EtwRecordHandler*>(&pipeline));
   record.EventHeader.ProcessId = GetCurrentProcessId();
-  record.EventHeader.ThreadId = GetCurrentThreadId();
   FILETIME now;
   GetSystemTimeAsFileTime(&now);
   record.EventHeader.TimeStamp.LowPart = now.dwLowDateTime;
   record.EventHeader.TimeStamp.HighPart = static_cast<LONG>(now.dwHighDateTime);
-  record.EventHeader.ProviderId = file_io_class;
-  record.EventHeader.EventDescriptor.Opcode = opcode_read;
-  record.EventHeader.EventDescriptor.Version = 2;
-  record.UserData = payload.data();
-  record.UserDataLength = static_cast<USHORT>(payload.size());
-  record.UserContext = static_cast<EtwRecordHandler*>(&pipeline);
   etw_event_record_callback(&record);
 
   std::vector<FileEvent> events;
