@@ -44,8 +44,10 @@ struct Script {
   int rundowns = 0;
   unsigned long rundown_status = ERROR_SUCCESS;
   bool rundown_throws = false;
-  bool ends_by_itself = false;  // process() returns without stop()
+  bool ends_by_itself = false;  // process() returns without stop_session()
+  bool name_at_end = false;     // the file's name comes in the rundown of the stopping session
   unsigned long process_status = ERROR_SUCCESS;
+  std::vector<std::string> calls;           // stop_session, close_consumer, in order
   std::optional<EtwLossCounters> counters;  // what query() and final_counters() say
 };
 
@@ -58,16 +60,23 @@ class ScriptedSession final : public TraceSession {
     m_callback = callback;
     m_context = context;
   }
-  // As ProcessTrace: a name and a read, then wait for the end.
+  // As ProcessTrace: a name and a read, then wait for the session to stop;
+  // a stopping session may still deliver its file-name rundown.
   unsigned long process() noexcept override {
     Payload name = name_payload(L"\\Device\\HarddiskVolume1\\data\\a.txt");
     EVENT_RECORD name_record = kernel_record(file_io_class, opcode_name, 2, name, m_context);
-    m_callback(&name_record);
+    if (!m_script->name_at_end) m_callback(&name_record);
     Payload read = read_write_payload(0, 4096, tid);
     EVENT_RECORD read_record = kernel_record(file_io_class, opcode_read, 2, read, m_context);
     m_callback(&read_record);
-    std::unique_lock lock(m_script->mutex);
-    if (!m_script->ends_by_itself) m_script->stopped_changed.wait(lock, [&] { return m_script->stopped; });
+    {
+      std::unique_lock lock(m_script->mutex);
+      if (!m_script->ends_by_itself) m_script->stopped_changed.wait(lock, [&] { return m_script->stopped; });
+    }
+    if (m_script->name_at_end) {
+      name_record.EventHeader.EventDescriptor.Opcode = opcode_file_rundown;
+      m_callback(&name_record);
+    }
     return m_script->process_status;
   }
   unsigned long request_file_rundown() override {
@@ -84,12 +93,17 @@ class ScriptedSession final : public TraceSession {
     std::lock_guard lock(m_script->mutex);
     return m_script->counters;
   }
-  void stop() noexcept override {
+  void stop_session() noexcept override {
     {
       std::lock_guard lock(m_script->mutex);
+      m_script->calls.push_back("stop_session");
       m_script->stopped = true;
     }
     m_script->stopped_changed.notify_all();
+  }
+  void close_consumer() noexcept override {
+    std::lock_guard lock(m_script->mutex);
+    m_script->calls.push_back("close_consumer");
   }
 
  private:
@@ -111,6 +125,18 @@ struct Run {
   void start() {
     source = std::make_unique<EtwLiveSource>(std::make_unique<ScriptedSession>(script));
     thread = std::thread([this] { source->run(queue, catalog, stats); });
+  }
+  // Waits (at most 10 s) until the source has asked for the file-name rundown.
+  bool rundown_requested() {
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      {
+        std::lock_guard lock(script->mutex);
+        if (script->rundowns > 0) return true;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
   }
   // Waits (at most 10 s) until count events are queued; returns them.
   std::vector<FileEvent> events(std::size_t count) {
@@ -141,6 +167,7 @@ TEST_CASE("the live source delivers the session's events, asks for the rundown a
   CHECK(events[0].op == Op::read);
   CHECK(events[0].size == 4096);
   CHECK(run.catalog.path(events[0].path) == "\\Device\\HarddiskVolume1\\data\\a.txt");
+  REQUIRE(run.rundown_requested());
 
   run.source->stop();
   run.thread.join();
@@ -149,6 +176,26 @@ TEST_CASE("the live source delivers the session's events, asks for the rundown a
   CHECK(run.script->rundowns == 1);
   CHECK(run.stats.received == 1);
   CHECK(run.stats.lost == 7);  // events lost + buffers lost
+  // The consumer is closed only after the stopped session has delivered all.
+  REQUIRE(run.script->calls.size() >= 2);
+  CHECK(run.script->calls[0] == "stop_session");
+  CHECK(run.script->calls.back() == "close_consumer");
+}
+
+TEST_CASE("names from the rundown of the stopping session still reach the events read before", "[windows][etw]") {
+  Run run;
+  run.script->name_at_end = true;
+  run.start();
+  const auto events = run.events(1);
+  REQUIRE(events.size() == 1);
+  CHECK(run.catalog.path(events[0].path).empty());  // unresolved while the session runs
+  run.source->stop();
+  run.thread.join();
+  CHECK(run.source->error().empty());
+  CHECK(run.catalog.path(events[0].path) == "\\Device\\HarddiskVolume1\\data\\a.txt");
+  const auto resolutions = run.catalog.take_resolutions();
+  REQUIRE(resolutions.size() == 1);
+  CHECK(resolutions[0].path_id == events[0].path);
 }
 
 TEST_CASE("a session that ends without being asked to is reported as the reason the run ended", "[windows][etw]") {
@@ -179,15 +226,23 @@ TEST_CASE("a file-name rundown Windows cannot give is a warning; one that breaks
     std::streambuf* const saved = std::cerr.rdbuf(text.rdbuf());
     ~CapturedStderr() { std::cerr.rdbuf(saved); }
   } warnings;
-  SECTION("not supported") {
-    run.script->rundown_status = ERROR_NOT_SUPPORTED;
+  const auto warning_for = [&](unsigned long status) {
+    run.script->rundown_status = status;
     run.start();
     CHECK(run.events(1).size() == 1);
+    REQUIRE(run.rundown_requested());
     run.source->stop();
     run.thread.join();
     CHECK(run.source->error().empty());
-    CHECK_THAT(warnings.text.str(), Catch::Contains("warning: no names for files opened before the start") &&
-                                        Catch::Contains("TraceSetInformation failed with error 50"));
+    CHECK_THAT(warnings.text.str(), Catch::StartsWith("etwaudit collect: warning: no names for files opened before "
+                                                      "the start ("));
+    return warnings.text.str();
+  };
+  SECTION("Windows 7") {
+    CHECK_THAT(warning_for(ERROR_NOT_SUPPORTED), Catch::Contains("the NT Kernel Logger of Windows 7 cannot give them"));
+  }
+  SECTION("the call failed") {
+    CHECK_THAT(warning_for(ERROR_INVALID_PARAMETER), Catch::Contains("TraceSetInformation failed with error 87"));
   }
   SECTION("the session's events could not be restored") {
     run.script->rundown_throws = true;

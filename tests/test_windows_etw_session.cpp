@@ -2,6 +2,7 @@
 // one collector per session name. (Under Wine StartTraceW succeeds without
 // doing anything; on an elevated Windows these are real, short sessions.)
 #include <catch2/catch.hpp>
+#include <cwctype>
 #include <string>
 #include <thread>
 
@@ -14,7 +15,7 @@ using namespace etwaudit;
 TEST_CASE("a second collector cannot take a session name in use, and can once the first has ended", "[windows][etw]") {
   EtwSessionOptions options;
   options.name = L"etwaudit-test-" + std::to_wstring(GetCurrentProcessId());
-  const std::string name = "etwaudit-test-" + std::to_string(GetCurrentProcessId());
+  const std::string upper_name = "ETWAUDIT-TEST-" + std::to_string(GetCurrentProcessId());
   if (!is_elevated()) {
     EtwSession session(options);
     CHECK_THROWS_WITH(session.start(), Catch::StartsWith("etwaudit collect needs administrator rights"));
@@ -30,7 +31,10 @@ TEST_CASE("a second collector cannot take a session name in use, and can once th
     // Another thread, as another process would: the owner of the name may
     // take it again itself.
     std::thread([&] {
-      EtwSession second(options);
+      // Windows compares session names without case.
+      EtwSessionOptions same_name = options;
+      for (wchar_t& c : same_name.name) c = static_cast<wchar_t>(std::towupper(c));
+      EtwSession second(same_name);
       try {
         second.start();
       } catch (const Error& e) {
@@ -38,7 +42,7 @@ TEST_CASE("a second collector cannot take a session name in use, and can once th
       }
     }).join();
   }
-  CHECK(second_error == "another etwaudit collect is using the ETW session '" + name +
+  CHECK(second_error == "another etwaudit collect is using the ETW session '" + upper_name +
                             "'; give a second collector its own session with --etw-session NAME");
 
   bool third_started = false;
@@ -48,4 +52,21 @@ TEST_CASE("a second collector cannot take a session name in use, and can once th
     third_started = true;
   }).join();
   CHECK(third_started);
+}
+
+TEST_CASE("each session name has a GUID of its own, the same in any case", "[windows][etw]") {
+  const GUID a = session_guid(L"etwaudit"), upper = session_guid(L"ETWAUDIT"), b = session_guid(L"etwaudit-2");
+  CHECK(IsEqualGUID(a, upper));
+  CHECK_FALSE(IsEqualGUID(a, b));
+  CHECK_FALSE(IsEqualGUID(a, SystemTraceControlGuid));
+  CHECK((a.Data3 & 0xF000) == 0x8000);  // version 8: made from a name by our own rule
+  CHECK((a.Data4[0] & 0xC0) == 0x80);   // the RFC variant
+  CHECK(session_key(L"EtwAudit-\u00e9") == L"ETWAUDIT-\u00c9");
+  // A name longer than a kernel object name may be still gets a mutex.
+  EtwSessionOptions options;
+  options.name = std::wstring(1000, L'x');
+  if (is_elevated()) {
+    EtwSession session(options);
+    CHECK_NOTHROW(session.start());
+  }
 }

@@ -15,7 +15,7 @@ namespace etwaudit::test {
 
 // FileIo event class {90cbdc39-4a3e-11d1-84f4-0000f80464e3} and its opcodes (etw-facts.md §3.3).
 inline constexpr GUID file_io_class = {0x90cbdc39, 0x4a3e, 0x11d1, {0x84, 0xf4, 0x00, 0x00, 0xf8, 0x04, 0x64, 0xe3}};
-inline constexpr UCHAR opcode_name = 0, opcode_read = 67, opcode_write = 68;
+inline constexpr UCHAR opcode_name = 0, opcode_file_rundown = 36, opcode_read = 67, opcode_write = 68;
 inline constexpr std::uint64_t file_key = 0xFFFFA00011112222, file_object = 0xFFFFB00033334444,
                                irp = 0xFFFFC00055556666;
 inline constexpr ULONG pid = 1234, tid = 5678;

@@ -20,11 +20,23 @@ std::atomic<int> g_stop_reason{0};
 #ifdef _WIN32
 
 namespace {
+// True in session 0, where services and SYSTEM tasks run, with no user.
+bool in_session_zero() {
+  DWORD session = 0;
+  return ProcessIdToSessionId(GetCurrentProcessId(), &session) && session == 0;
+}
+
 BOOL WINAPI on_console_event(DWORD type) {
+  // Every console process gets CTRL_LOGOFF_EVENT when any user logs off,
+  // without saying which user: a collector running as SYSTEM at boot (the
+  // scheduled task) is not that user's and keeps going.
+  if (type == CTRL_LOGOFF_EVENT && in_session_zero()) return TRUE;
   g_stop_reason = static_cast<int>(type) + 1;
-  // For close/logoff/shutdown Windows ends the process when this returns;
-  // give the collector time to drain and commit.
-  if (type == CTRL_CLOSE_EVENT || type == CTRL_LOGOFF_EVENT || type == CTRL_SHUTDOWN_EVENT) Sleep(5000);
+  // For close/logoff/shutdown Windows ends the process as soon as this
+  // returns, and at its own deadline anyway. Never return then: the
+  // collector drains, commits and exits the process itself, or Windows ends
+  // it at the deadline, which a committed database survives.
+  if (type == CTRL_CLOSE_EVENT || type == CTRL_LOGOFF_EVENT || type == CTRL_SHUTDOWN_EVENT) Sleep(INFINITE);
   return TRUE;
 }
 }  // namespace

@@ -6,15 +6,15 @@
 #include <string>
 #include <string_view>
 
-#include "core/error.h"
 #include "sources/live/etw_win32.h"
 
 namespace etwaudit {
 
 namespace {
 
-// The current (first) target of a DOS device name ("C:", "Volume{GUID}"):
-// empty when it has none; other errors throw Error naming the call.
+// The current (first) target of a DOS device name ("C:", "Volume{GUID}"),
+// or empty when it has none or cannot be read: one odd drive must not stop
+// the collector, and its paths keep their NT form (files.nt_path).
 std::wstring dos_device_target(const wchar_t* device, std::vector<wchar_t>& buffer) {
   DWORD length;
   // The answer is a list of strings; a long SUBST or UNC target can need
@@ -22,11 +22,7 @@ std::wstring dos_device_target(const wchar_t* device, std::vector<wchar_t>& buff
   while ((length = QueryDosDeviceW(device, buffer.data(), static_cast<DWORD>(buffer.size()))) == 0 &&
          GetLastError() == ERROR_INSUFFICIENT_BUFFER && buffer.size() < 65536)
     buffer.resize(buffer.size() * 2);
-  if (length == 0) {
-    const DWORD error = GetLastError();
-    if (error == ERROR_FILE_NOT_FOUND || error == ERROR_PATH_NOT_FOUND) return {};  // no such device
-    throw Error("cannot read the target of " + to_utf8(device) + ": " + win32_failure("QueryDosDeviceW", error));
-  }
+  if (length == 0) return {};
   return buffer.data();
 }
 

@@ -12,7 +12,7 @@ namespace etwaudit {
 // QueryDosDeviceW("A:") .. ("Z:"): the current (first) target of each drive
 // that has one, e.g. C: -> \Device\HarddiskVolume3, a SUBST drive ->
 // \??\C:\windows, a mapped network drive -> \Device\LanmanRedirector\;Z:…\server\share.
-// Letters without a target are left out; other errors throw Error naming the call.
+// Letters without a target, or whose target cannot be read, are left out.
 // Then the folders that volumes are mounted on (FindFirstVolumeW,
 // GetVolumePathNamesForVolumeNameW, QueryDosDeviceW("Volume{GUID}")), e.g.
 // C:\mnt\data -> \Device\HarddiskVolume7, of the volumes that have no drive

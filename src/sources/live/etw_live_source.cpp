@@ -21,6 +21,10 @@ constexpr std::chrono::seconds poll_interval{1};
 // How often run() reloads the drives even when no letter came or went: a
 // volume can move to another folder or letter without changing the set.
 constexpr std::chrono::seconds device_map_reload_interval{60};
+// How long run() lets ProcessTrace deliver what the stopped session still
+// writes before it closes the consumer: ProcessTrace returns a few seconds
+// after the session stops, at most.
+constexpr std::chrono::seconds drain_timeout{10};
 
 }  // namespace
 
@@ -84,38 +88,37 @@ void EtwLiveSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSta
     m_wakeup.notify_all();
   });
 
-  // Names of files opened before now arrive as FileRundown events.
   try {
-    if (!m_stop) {
-      const unsigned long status = m_session->request_file_rundown();
-      if (status != ERROR_SUCCESS)
-        std::cerr << "etwaudit collect: warning: no names for files opened before the start ("
-                  << win32_failure("TraceSetInformation", status) << "); their events stay unresolved\n";
+    request_file_rundown();
+    std::uint32_t drives = logical_drive_mask();
+    auto drives_loaded = std::chrono::steady_clock::now();
+    while (!m_stop && !consumer_done) {
+      {
+        std::unique_lock lock(m_mutex);
+        m_wakeup.wait_for(lock, poll_interval, [&] { return m_stop.load() || consumer_done.load(); });
+      }
+      update_lost(stats, m_session->query());
+      const std::uint32_t now_drives = logical_drive_mask();
+      const auto now = std::chrono::steady_clock::now();
+      if (now_drives != drives || now - drives_loaded >= device_map_reload_interval) {
+        drives = now_drives;
+        drives_loaded = now;
+        m_device_map.refresh();
+      }
     }
-  } catch (const Error& e) {
-    std::lock_guard lock(m_mutex);
-    m_error = e.what();
-    m_stop = true;
+  } catch (const std::exception& e) {
+    fail(e.what());
   }
 
-  std::uint32_t drives = logical_drive_mask();
-  auto drives_loaded = std::chrono::steady_clock::now();
-  while (!m_stop && !consumer_done) {
-    {
-      std::unique_lock lock(m_mutex);
-      m_wakeup.wait_for(lock, poll_interval, [&] { return m_stop.load() || consumer_done.load(); });
-    }
-    update_lost(stats, m_session->query());
-    const std::uint32_t now_drives = logical_drive_mask();
-    const auto now = std::chrono::steady_clock::now();
-    if (now_drives != drives || now - drives_loaded >= device_map_reload_interval) {
-      drives = now_drives;
-      drives_loaded = now;
-      m_device_map.refresh();
-    }
+  // Stop the session first and let ProcessTrace deliver what the kernel
+  // still writes (the last buffers, the end-of-session file-name rundown);
+  // close the consumer only after that, or when it takes too long.
+  m_session->stop_session();
+  {
+    std::unique_lock lock(m_mutex);
+    m_wakeup.wait_for(lock, drain_timeout, [&] { return consumer_done.load(); });
   }
-
-  m_session->stop();
+  m_session->close_consumer();
   consumer.join();
   update_lost(stats, m_session->final_counters());
   m_pipeline = nullptr;
@@ -130,9 +133,24 @@ void EtwLiveSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSta
   }
 }
 
+void EtwLiveSource::request_file_rundown() {
+  if (m_stop) return;
+  const unsigned long status = m_session->request_file_rundown();
+  if (status == ERROR_SUCCESS) return;
+  std::cerr << "etwaudit collect: warning: no names for files opened before the start ("
+            << (status == ERROR_NOT_SUPPORTED ? std::string("the NT Kernel Logger of Windows 7 cannot give them")
+                                              : win32_failure("TraceSetInformation", status))
+            << "); their events stay unresolved until the rundown at the end\n";
+}
+
+void EtwLiveSource::fail(const std::string& message) {
+  std::lock_guard lock(m_mutex);
+  if (m_error.empty()) m_error = message;
+  m_stop = true;
+}
+
 void EtwLiveSource::stop() noexcept {
   m_stop = true;
-  m_session->stop();
   { std::lock_guard lock(m_mutex); }
   m_wakeup.notify_all();
 }

@@ -13,10 +13,13 @@
 //
 // The session is started and the consumer opened when the source is made,
 // so a machine where ETW cannot work (no rights, Wine) fails before anything
-// is written. stop(), the destructor and the end of run() all stop the
-// session, so it ends on every way out: normal stop, Ctrl+C, console close
-// and shutdown (the console handler gives the collector time to get here),
-// and errors. A session left by a killed process is replaced at the next start.
+// is written. stop() wakes run(), which stops the session, lets ProcessTrace
+// deliver what the kernel still writes (its last buffers and the file-name
+// rundown of a stopping session), then closes the consumer. The end of run()
+// and the destructor both stop the session, so it ends on every way out:
+// normal stop, Ctrl+C, console close and shutdown (the console handler waits
+// for the collector), and errors. A session left by a killed process is
+// replaced at the next start.
 
 #include <atomic>
 #include <condition_variable>
@@ -81,6 +84,11 @@ class EtwLiveSource final : public EventSource, private EtwRecordHandler {
   void on_record(const RawRecord& record) noexcept override;
   // stats.lost from the session's counters and the in-band markers.
   void update_lost(RunStats& stats, const std::optional<EtwLossCounters>& counters);
+  // Asks the session for the names of files opened before it started; a
+  // Windows that cannot is a warning. Throws Error if the session broke.
+  void request_file_rundown();
+  // Ends the run with message as its error, unless it already has one.
+  void fail(const std::string& message);
 
   DeviceMap m_device_map;
   RunningProcesses m_processes;             // used by the pipeline on the ProcessTrace thread

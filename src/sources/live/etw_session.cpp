@@ -9,7 +9,10 @@
 // clang-format on
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <cwchar>
+#include <string_view>
 
 #include "core/error.h"
 #include "sources/live/etw_session.h"
@@ -18,9 +21,49 @@
 namespace etwaudit {
 namespace {
 
-// Wnode.Guid of our private session: any GUID but SystemTraceControlGuid
-// (etw-facts.md §1.2). Fixed, so that a stale session of ours is recognisable.
-constexpr GUID etwaudit_session_guid = {0xf9341037, 0x1c83, 0x4d3c, {0xa8, 0xdb, 0xc6, 0xa3, 0x45, 0x48, 0x1f, 0x38}};
+// FNV-1a over the bytes of text, from seed.
+std::uint64_t fnv1a(std::wstring_view text, std::uint64_t seed) {
+  std::uint64_t hash = seed;
+  for (const wchar_t unit : text) {
+    for (int shift = 0; shift < 16; shift += 8) {
+      hash ^= static_cast<std::uint8_t>(static_cast<std::uint16_t>(unit) >> shift);
+      hash *= 0x100000001b3ull;
+    }
+  }
+  return hash;
+}
+
+}  // namespace
+
+std::wstring session_key(std::wstring_view name) {
+  std::wstring upper(name);
+  if (!upper.empty()) {
+    const int size = LCMapStringEx(LOCALE_NAME_INVARIANT, LCMAP_UPPERCASE, upper.data(), static_cast<int>(upper.size()),
+                                   upper.data(), static_cast<int>(upper.size()), nullptr, nullptr, 0);
+    if (size <= 0) {  // cannot happen for a valid string; ASCII letters at least
+      upper = name;
+      for (wchar_t& c : upper)
+        if (c >= L'a' && c <= L'z') c = static_cast<wchar_t>(c - L'a' + L'A');
+    }
+  }
+  return upper;
+}
+
+GUID session_guid(std::wstring_view name) {
+  // A name-based GUID (RFC 9562 version 8, the variant bits set): the same
+  // for the same name in any case, different for different names.
+  const std::wstring key = session_key(name);
+  const std::uint64_t high = fnv1a(key, 0xcbf29ce484222325ull), low = fnv1a(key, 0x84222325cbf29ce4ull ^ high);
+  GUID guid;
+  guid.Data1 = static_cast<unsigned long>(high >> 32);
+  guid.Data2 = static_cast<unsigned short>(high >> 16);
+  guid.Data3 = static_cast<unsigned short>((high & 0x0FFF) | 0x8000);
+  for (int i = 0; i < 8; ++i) guid.Data4[i] = static_cast<unsigned char>(low >> (56 - 8 * i));
+  guid.Data4[0] = static_cast<unsigned char>((guid.Data4[0] & 0x3F) | 0x80);
+  return guid;
+}
+
+namespace {
 
 // OpenTraceW's failure value is (UINT64)UINTPTR_MAX: all ones in a 64-bit
 // process, 0x00000000FFFFFFFF in a 32-bit one, where mingw's macro
@@ -79,7 +122,9 @@ void EtwSession::prepare_properties(bool for_start) {
   p.LoggerNameOffset = offsetof(Properties, names);
   p.LogFileNameOffset = 0;  // real time only
   if (!for_start) return;
-  p.Wnode.Guid = m_nt_kernel_logger ? SystemTraceControlGuid : etwaudit_session_guid;
+  // Any GUID but SystemTraceControlGuid for a private session, and one of
+  // its own: StartTraceW refuses a GUID that another session has.
+  p.Wnode.Guid = m_nt_kernel_logger ? SystemTraceControlGuid : session_guid(m_name);
   p.Wnode.ClientContext = 1;  // QPC timestamps; ProcessTrace turns them into FILETIME
   p.BufferSize = m_options.buffer_size_kb;
   p.MinimumBuffers = m_options.minimum_buffers;
@@ -97,7 +142,9 @@ void EtwSession::prepare_properties(bool for_start) {
 
 unsigned long EtwSession::control(unsigned long code) {
   prepare_properties(false);
-  return ControlTraceW(m_running ? m_session : 0, m_name.c_str(), &m_properties.properties, code);
+  // By name, not by m_session: if someone else stopped the session, its
+  // logger id may already belong to another one, and a handle would win.
+  return ControlTraceW(0, m_name.c_str(), &m_properties.properties, code);
 }
 
 EtwLossCounters EtwSession::counters_of(const EVENT_TRACE_PROPERTIES& properties) {
@@ -111,16 +158,25 @@ void EtwSession::start() {
   if (!m_owner) {
     // One collector per session name: a second one would take the session
     // of the first for a stale one and stop it.
-    std::wstring mutex_name = L"Global\\etwaudit-session-" + m_name;
-    for (std::size_t i = 7; i < mutex_name.size(); ++i)  // no '\\' after Global\ in a kernel object name
-      if (mutex_name[i] == L'\\') mutex_name[i] = L'_';
+    // Session names are compared without case and may be longer than a
+    // kernel object name: the mutex is named by the session's GUID.
+    const GUID guid = session_guid(m_name);
+    wchar_t guid_text[40];
+    std::swprintf(guid_text, 40, L"%08lx-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x", guid.Data1, guid.Data2,
+                  guid.Data3, guid.Data4[0], guid.Data4[1], guid.Data4[2], guid.Data4[3], guid.Data4[4], guid.Data4[5],
+                  guid.Data4[6], guid.Data4[7]);
+    const std::wstring mutex_name = L"Global\\etwaudit-session-" + std::wstring(guid_text);
+    const std::string in_use = "another etwaudit collect is using " + session +
+                               "; give a second collector its own session with --etw-session NAME";
     HANDLE owner = CreateMutexW(nullptr, FALSE, mutex_name.c_str());
+    // Access denied: the mutex exists, made by another account (SYSTEM, for
+    // the scheduled task), so its collector runs.
+    if (!owner && GetLastError() == ERROR_ACCESS_DENIED) throw Error(in_use);
     if (!owner) throw Error("cannot claim " + session + ": " + win32_failure("CreateMutexW", GetLastError()));
     const DWORD wait = WaitForSingleObject(owner, 0);
     if (wait == WAIT_TIMEOUT) {
       CloseHandle(owner);
-      throw Error("another etwaudit collect is using " + session +
-                  "; give a second collector its own session with --etw-session NAME");
+      throw Error(in_use);
     }
     if (wait != WAIT_OBJECT_0 && wait != WAIT_ABANDONED) {  // abandoned: its owner died
       const DWORD error = GetLastError();
@@ -209,21 +265,23 @@ std::optional<EtwLossCounters> EtwSession::final_counters() const {
   return m_final;
 }
 
-void EtwSession::stop() noexcept {
+void EtwSession::stop_session() noexcept {
   std::lock_guard lock(m_mutex);
-  if (m_running) {
-    // ERROR_WMI_INSTANCE_NOT_FOUND: someone stopped it already; nothing left to do.
-    if (control(EVENT_TRACE_CONTROL_STOP) == ERROR_SUCCESS) m_final = counters_of(m_properties.properties);
-    m_running = false;
-    m_session = 0;
-  }
-  if (m_trace_open) {
-    // ERROR_CTX_CLOSE_PENDING is success: ProcessTrace delivers what is
-    // buffered and returns. Any other result leaves nothing we could do.
-    CloseTrace(m_trace);
-    m_trace_open = false;
-    m_trace = 0;
-  }
+  if (!m_running) return;
+  // ERROR_WMI_INSTANCE_NOT_FOUND: someone stopped it already; nothing left to do.
+  if (control(EVENT_TRACE_CONTROL_STOP) == ERROR_SUCCESS) m_final = counters_of(m_properties.properties);
+  m_running = false;
+  m_session = 0;
+}
+
+void EtwSession::close_consumer() noexcept {
+  std::lock_guard lock(m_mutex);
+  if (!m_trace_open) return;
+  // ERROR_CTX_CLOSE_PENDING is success: ProcessTrace delivers what is
+  // buffered and returns. Any other result leaves nothing we could do.
+  CloseTrace(m_trace);
+  m_trace_open = false;
+  m_trace = 0;
 }
 
 }  // namespace etwaudit

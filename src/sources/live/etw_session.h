@@ -12,14 +12,19 @@
 // (ERROR_ALREADY_EXISTS) is stopped and started again; any other session is
 // never touched. Whether a session of our name is stale or belongs to a
 // collector that still runs, a named mutex tells: each collector holds
-// Global\etwaudit-session-<name> while its session exists, and Windows
-// releases it when the process dies.
+// Global\etwaudit-session-<GUID> while its session exists, and Windows
+// releases it when the process dies. The GUID, also the session's
+// Wnode.Guid, is derived from the name without regard to case, as Windows
+// compares session names; StartTraceW refuses a GUID in use, so each name
+// needs its own.
 //
 // Consumer. OpenTraceW in event-record, real-time mode; process() runs
-// ProcessTrace and blocks, so it gets its own thread. stop() (any thread, any
-// number of times) stops the session with ControlTraceW(STOP) and closes the
-// consumer with CloseTrace (ERROR_CTX_CLOSE_PENDING is its success while
-// ProcessTrace drains), after which process() returns.
+// ProcessTrace and blocks, so it gets its own thread. Ending it takes two
+// steps: stop_session() (ControlTraceW(STOP)) makes the kernel write its
+// last buffers and the end-of-session rundown (file names, DCEnd), which
+// ProcessTrace still delivers before it returns; close_consumer()
+// (CloseTrace; ERROR_CTX_CLOSE_PENDING is its success) makes ProcessTrace
+// return at once and drops what has not been delivered, so it comes last.
 //
 // This and etw_session.cpp are the only places that call the ETW controller
 // and consumer APIs; etw_session.cpp is the one translation unit that defines
@@ -35,6 +40,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace etwaudit {
 
@@ -95,10 +101,23 @@ class TraceSession {
   // After stop(): the counters of the final stop, if it gave any.
   virtual std::optional<EtwLossCounters> final_counters() const = 0;
 
-  // Stops the session and closes the consumer, after which process()
+  // Stops the session: the kernel flushes what it holds, then process()
   // returns. Any thread; idempotent.
-  virtual void stop() noexcept = 0;
+  virtual void stop_session() noexcept = 0;
+  // Closes the consumer: process() returns soon, dropping what it has not
+  // delivered. Any thread; idempotent.
+  virtual void close_consumer() noexcept = 0;
+  // Both.
+  void stop() noexcept {
+    stop_session();
+    close_consumer();
+  }
 };
+
+// The GUID of a private session of this name (case does not matter), and
+// the name as Windows compares it.
+GUID session_guid(std::wstring_view name);
+std::wstring session_key(std::wstring_view name);
 
 class EtwSession final : public TraceSession {
  public:
@@ -122,8 +141,10 @@ class EtwSession final : public TraceSession {
   std::optional<EtwLossCounters> query() noexcept override;
   // From the final ControlTraceW(STOP).
   std::optional<EtwLossCounters> final_counters() const override;
-  // ControlTraceW(STOP), then CloseTrace.
-  void stop() noexcept override;
+  // ControlTraceW(STOP).
+  void stop_session() noexcept override;
+  // CloseTrace.
+  void close_consumer() noexcept override;
 
  private:
   // EVENT_TRACE_PROPERTIES followed by room for the session name, which
