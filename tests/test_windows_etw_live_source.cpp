@@ -68,6 +68,8 @@ class ScriptedSession final : public TraceSession {
     if (!m_script->name_at_end) m_callback(&name_record);
     Payload read = read_write_payload(0, 4096, tid);
     EVENT_RECORD read_record = kernel_record(file_io_class, opcode_read, 2, read, m_context);
+    // The session's timestamps are raw counter values (etw_clock.h).
+    QueryPerformanceCounter(&read_record.EventHeader.TimeStamp);
     m_callback(&read_record);
     {
       std::unique_lock lock(m_script->mutex);
@@ -167,6 +169,11 @@ TEST_CASE("the live source delivers the session's events, asks for the rundown a
   CHECK(events[0].op == Op::read);
   CHECK(events[0].size == 4096);
   CHECK(run.catalog.path(events[0].path) == "\\Device\\HarddiskVolume1\\data\\a.txt");
+  // Stamped with the counter a moment ago: the event happened a moment ago.
+  const std::int64_t now =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  CHECK(events[0].time <= now);
+  CHECK(events[0].time > now - 10'000'000'000);
   REQUIRE(run.rundown_requested());
 
   run.source->stop();

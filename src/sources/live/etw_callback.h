@@ -26,7 +26,9 @@ class EtwRecordHandler {
 // The portable view of record: provider or event class, the descriptor
 // fields (event id, task, keyword and channel only for manifest events), the
 // header's pid, tid and flags, the processor, the payload, and the time.
-// ProcessTrace delivers the timestamp as a FILETIME (no RAW_TIMESTAMP mode).
+// raw_timestamp is the header's TimeStamp as delivered; time reads it as a
+// FILETIME, which it is unless the consumer asked for raw timestamps (the
+// live source does, and sets time from raw_timestamp with its QpcClock).
 RawRecord to_raw_record(const EVENT_RECORD& record) noexcept;
 
 // The EventRecordCallback given to OpenTraceW; UserContext is the

@@ -64,7 +64,10 @@ EtwLiveSource::~EtwLiveSource() {
 }
 
 void EtwLiveSource::on_record(const RawRecord& record) noexcept {
-  if (m_pipeline) m_pipeline->on_record(record);
+  if (!m_pipeline) return;
+  RawRecord timed = record;
+  timed.time = m_clock.unix_ns(static_cast<std::int64_t>(record.raw_timestamp));
+  m_pipeline->on_record(timed);
 }
 
 void EtwLiveSource::update_lost(RunStats& stats, const std::optional<EtwLossCounters>& counters) {
@@ -98,6 +101,7 @@ void EtwLiveSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSta
         m_wakeup.wait_for(lock, poll_interval, [&] { return m_stop.load() || consumer_done.load(); });
       }
       update_lost(stats, m_session->query());
+      m_clock.reanchor();
       const std::uint32_t now_drives = logical_drive_mask();
       const auto now = std::chrono::steady_clock::now();
       if (now_drives != drives || now - drives_loaded >= device_map_reload_interval) {

@@ -7,7 +7,8 @@
 //                             RunningProcesses for processes the session lost
 //   run() thread              starts the ProcessTrace thread, asks for the
 //                             file-name rundown, then once a second polls
-//                             ControlTraceW(QUERY) for loss and reloads the
+//                             ControlTraceW(QUERY) for loss, re-anchors the
+//                             event clock (etw_clock.h) and reloads the
 //                             device map when the drives change (and each minute)
 //   collector thread          DeviceMap::to_dos_path for every new path
 //
@@ -33,6 +34,7 @@
 #include "sources/etw/decoder.h"
 #include "sources/event_source.h"
 #include "sources/live/etw_callback.h"
+#include "sources/live/etw_clock.h"
 #include "sources/live/etw_processes.h"
 #include "sources/live/etw_session.h"
 
@@ -92,6 +94,7 @@ class EtwLiveSource final : public EventSource, private EtwRecordHandler {
 
   DeviceMap m_device_map;
   RunningProcesses m_processes;             // used by the pipeline on the ProcessTrace thread
+  QpcClock m_clock;                         // event times; re-anchored by run() each poll
   std::unique_ptr<TraceSession> m_session;  // never null
   EtwEventPipeline* m_pipeline = nullptr;   // set by run() before ProcessTrace starts
   std::uint64_t m_session_lost = 0;         // events and buffers the session reported lost

@@ -125,7 +125,7 @@ void EtwSession::prepare_properties(bool for_start) {
   // Any GUID but SystemTraceControlGuid for a private session, and one of
   // its own: StartTraceW refuses a GUID that another session has.
   p.Wnode.Guid = m_nt_kernel_logger ? SystemTraceControlGuid : session_guid(m_name);
-  p.Wnode.ClientContext = 1;  // QPC timestamps; ProcessTrace turns them into FILETIME
+  p.Wnode.ClientContext = 1;  // QPC timestamps, delivered raw (etw_clock.h)
   p.BufferSize = m_options.buffer_size_kb;
   p.MinimumBuffers = m_options.minimum_buffers;
   p.MaximumBuffers = m_options.maximum_buffers;
@@ -212,8 +212,10 @@ void EtwSession::open(PEVENT_RECORD_CALLBACK callback, void* context) {
   EVENT_TRACE_LOGFILEW logfile;
   std::memset(&logfile, 0, sizeof logfile);
   logfile.LoggerName = const_cast<wchar_t*>(m_name.c_str());
-  // EVENT_RECORD selects EventRecordCallback of the union (etw-facts.md §2.1).
-  logfile.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;
+  // EVENT_RECORD selects EventRecordCallback of the union (etw-facts.md §2.1);
+  // RAW_TIMESTAMP leaves the counter values for QpcClock to convert.
+  logfile.ProcessTraceMode =
+      PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD | PROCESS_TRACE_MODE_RAW_TIMESTAMP;
   logfile.EventRecordCallback = callback;
   logfile.Context = context;
   SetLastError(ERROR_SUCCESS);

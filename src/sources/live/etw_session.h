@@ -18,7 +18,8 @@
 // compares session names; StartTraceW refuses a GUID in use, so each name
 // needs its own.
 //
-// Consumer. OpenTraceW in event-record, real-time mode; process() runs
+// Consumer. OpenTraceW in event-record, real-time mode with raw (QPC)
+// timestamps, which the live source converts (etw_clock.h); process() runs
 // ProcessTrace and blocks, so it gets its own thread. Ending it takes two
 // steps: stop_session() (ControlTraceW(STOP)) makes the kernel write its
 // last buffers and the end-of-session rundown (file names, DCEnd), which

@@ -1,0 +1,70 @@
+#include "sources/live/etw_clock.h"
+
+#include <windows.h>
+
+namespace etwaudit {
+namespace {
+
+// 100-ns intervals from 1601-01-01 to 1970-01-01.
+constexpr std::int64_t filetime_unix_epoch = 116'444'736'000'000'000;
+
+std::int64_t counter() {
+  LARGE_INTEGER value;
+  QueryPerformanceCounter(&value);
+  return value.QuadPart;
+}
+
+// The system time with the finest resolution this Windows has
+// (GetSystemTimePreciseAsFileTime is Windows 8 and later).
+std::int64_t system_time_unix_ns() {
+  using PreciseTime = void(WINAPI*)(FILETIME*);
+  static const auto precise = reinterpret_cast<PreciseTime>(
+      reinterpret_cast<void*>(GetProcAddress(GetModuleHandleW(L"kernel32.dll"), "GetSystemTimePreciseAsFileTime")));
+  FILETIME now;
+  if (precise)
+    precise(&now);
+  else
+    GetSystemTimeAsFileTime(&now);
+  const std::int64_t ticks =
+      static_cast<std::int64_t>(ULARGE_INTEGER{{now.dwLowDateTime, now.dwHighDateTime}}.QuadPart);
+  return (ticks - filetime_unix_epoch) * 100;
+}
+
+}  // namespace
+
+QpcClock::QpcClock() noexcept {
+  LARGE_INTEGER frequency;
+  if (QueryPerformanceFrequency(&frequency) && frequency.QuadPart > 0) m_frequency = frequency.QuadPart;
+  reanchor();
+}
+
+void QpcClock::reanchor() noexcept {
+  // The counter on both sides of the system time: the anchor is their middle.
+  const std::int64_t before = counter();
+  const std::int64_t now = system_time_unix_ns();
+  const std::int64_t after = counter();
+  const std::uint64_t sequence = m_sequence.load(std::memory_order_relaxed);
+  m_sequence.store(sequence + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  m_anchor_ticks.store(before + (after - before) / 2, std::memory_order_relaxed);
+  m_anchor_unix_ns.store(now, std::memory_order_relaxed);
+  m_sequence.store(sequence + 2, std::memory_order_release);
+}
+
+std::int64_t QpcClock::unix_ns(std::int64_t ticks) const noexcept {
+  std::int64_t anchor_ticks, anchor_ns;
+  std::uint64_t first, second;
+  do {
+    first = m_sequence.load(std::memory_order_acquire);
+    anchor_ticks = m_anchor_ticks.load(std::memory_order_relaxed);
+    anchor_ns = m_anchor_unix_ns.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    second = m_sequence.load(std::memory_order_relaxed);
+  } while ((first & 1) != 0 || first != second);
+  // Whole seconds and the rest apart, so that no product overflows.
+  const std::int64_t delta = ticks - anchor_ticks;
+  const std::int64_t seconds = delta / m_frequency, rest = delta % m_frequency;
+  return anchor_ns + seconds * 1'000'000'000 + rest * 1'000'000'000 / m_frequency;
+}
+
+}  // namespace etwaudit

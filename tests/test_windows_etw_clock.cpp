@@ -1,0 +1,56 @@
+// QpcClock turns the raw QPC timestamps of the live session into wall-clock
+// times (Wine has the same counter and system clock calls as Windows).
+#include <windows.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+
+#include "sources/live/etw_clock.h"
+
+using namespace etwaudit;
+
+namespace {
+
+std::int64_t counter_now() {
+  LARGE_INTEGER value;
+  QueryPerformanceCounter(&value);
+  return value.QuadPart;
+}
+
+std::int64_t counter_frequency() {
+  LARGE_INTEGER value;
+  QueryPerformanceFrequency(&value);
+  return value.QuadPart;
+}
+
+std::int64_t system_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+TEST_CASE("the counter's value now is the system time now", "[windows][etw]") {
+  QpcClock clock;
+  for (int i = 0; i < 3; ++i) {
+    const std::int64_t expected = system_now_ns();
+    const std::int64_t converted = clock.unix_ns(counter_now());
+    CAPTURE(expected, converted);
+    CHECK(std::llabs(converted - expected) < 50'000'000);  // 50 ms: two clock reads apart
+    Sleep(20);
+    clock.reanchor();
+  }
+}
+
+TEST_CASE("counter values convert at the counter's frequency, before and after the anchor", "[windows][etw]") {
+  QpcClock clock;
+  const std::int64_t frequency = counter_frequency();
+  const std::int64_t base = counter_now();
+  CHECK(clock.unix_ns(base + frequency) - clock.unix_ns(base) == 1'000'000'000);
+  CHECK(clock.unix_ns(base) - clock.unix_ns(base - 3600 * frequency) == 3'600'000'000'000);
+  // Half a tick's worth of precision at most is lost.
+  const std::int64_t tick_ns = 1'000'000'000 / frequency + 1;
+  CHECK(std::llabs(clock.unix_ns(base + frequency / 2) - clock.unix_ns(base) - 500'000'000) <= tick_ns);
+}
