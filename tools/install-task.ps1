@@ -13,7 +13,8 @@ Task Scheduler's own restart covers a task that fails to start; a second
 trigger every 5 minutes starts the collector again if it has ended for any
 other reason (a running collector makes that trigger do nothing).
 
--Uninstall stops and removes the task and stops its ETW session. The database
+-Uninstall stops and removes the task and stops its ETW session ("etwaudit",
+or the one given with --etw-session in -CollectArguments). The database
 stays; delete the folder to remove it.
 
 Run from an elevated PowerShell.
@@ -51,6 +52,12 @@ $database = Join-Path $dataDir 'audit.db'
 
 if ($Uninstall) {
     $task = Get-ScheduledTask -TaskName $TaskName -ErrorAction SilentlyContinue
+    # The session the task's collector used: --etw-session NAME, if given.
+    $session = 'etwaudit'
+    if ($task -and $task.Actions.Count -gt 0 -and
+        "$($task.Actions[0].Arguments)" -match '--etw-session(?:=|\s+)(?:"([^"]*)"|(\S+))') {
+        $session = if ($Matches[1]) { $Matches[1] } else { $Matches[2] }
+    }
     if ($task) {
         Stop-ScheduledTask -TaskName $TaskName -ErrorAction SilentlyContinue
         Unregister-ScheduledTask -TaskName $TaskName -Confirm:$false
@@ -61,7 +68,7 @@ if ($Uninstall) {
     # Stopping the task ends the process, not its kernel trace session. (In a
     # child scope: Windows PowerShell turns a redirected line on stderr into a
     # terminating error under 'Stop'.)
-    & { $ErrorActionPreference = 'Continue'; & logman.exe stop etwaudit -ets *> $null }
+    & { $ErrorActionPreference = 'Continue'; & logman.exe stop $session -ets *> $null }
     Write-Output "The database stays in $dataDir; delete that folder to remove it."
     return
 }
