@@ -130,19 +130,59 @@ TEST_CASE("a file written without a name gets it back-filled when the name arriv
   never_named.path = f.catalog.intern_file_key(0xFFFF'8001'2345'9990);
   f.write({read, never_named, f.event(t0 + 1, Op::read, "C:\\named.txt"), f.event(t0 + 2, Op::read, "C:\\named.txt")});
   CHECK(f.db().execAndGet("SELECT path IS NULL FROM files WHERE file_key = 0xFFFF800123456780").getInt() == 1);
-  CHECK(f.db().execAndGet("SELECT path FROM v_events WHERE event_id = (SELECT min(event_id) FROM v_events)")
+  CHECK(f.db()
+            .execAndGet("SELECT path FROM v_events WHERE event_id = (SELECT min(event_id) FROM v_events)")
             .getString() == "<unresolved key 0xffff800123456780>");
 
   // The rundown at the end names it; the next commit fills in the row.
   f.catalog.resolve_file_key(0xFFFF'8001'2345'6780, "\\Device\\HarddiskVolume2\\Windows\\win.ini");
   f.writer.end_run("end of input", f.stats);
-  CHECK(f.db().execAndGet("SELECT path FROM v_events WHERE event_id = (SELECT min(event_id) FROM v_events)")
+  CHECK(f.db()
+            .execAndGet("SELECT path FROM v_events WHERE event_id = (SELECT min(event_id) FROM v_events)")
             .getString() == "\\Device\\HarddiskVolume2\\Windows\\win.ini");
-  CHECK(f.db().execAndGet("SELECT name_source FROM files WHERE path LIKE '%win.ini'").getString() ==
-        "backfill");
+  CHECK(f.db().execAndGet("SELECT name_source FROM files WHERE path LIKE '%win.ini'").getString() == "backfill");
   // One of four events never got a name: the run record says so.
   CHECK(f.db().execAndGet("SELECT unresolved FROM collector_runs").getInt() == 1);
   CHECK(f.db().execAndGet("SELECT resolved_pct FROM v_runs").getDouble() == 75.0);
+}
+
+TEST_CASE("a file named late that already has a row under that name ends up as one row", "[writer]") {
+  Fixture f;
+  const std::string name = "C:\\Users\\ada\\notes.txt";
+  FileEvent by_key;  // read before its kernel key had a name
+  by_key.time = t0;
+  by_key.op = Op::read;
+  by_key.size = 100;
+  by_key.path = f.catalog.intern_file_key(0xFFFF'8001'0000'0010);
+  by_key.process = f.catalog.intern_process(100, 0, "C:\\app.exe");
+  FileEvent other_process = by_key;
+  other_process.time = t0 + 1;
+  other_process.process = f.catalog.intern_process(200, 0, "C:\\other.exe");
+  // The same process reads the file under its name in the same hour.
+  f.write({by_key, other_process, f.event(t0 + 2, Op::read, name, 100, "C:\\app.exe", 0, 50),
+           f.event(t0 + 3, Op::write, name, 100, "C:\\app.exe", 0, 7)});
+  REQUIRE(f.count("SELECT count(*) FROM files") == 2);
+
+  f.catalog.resolve_file_key(0xFFFF'8001'0000'0010, name);
+  FileEvent later = by_key;  // the entry's id keeps being used
+  later.time = t0 + 4;
+  f.write({later});
+  f.writer.end_run("end of input", f.stats);
+
+  CHECK(f.count("SELECT count(*) FROM files") == 1);
+  CHECK(f.count("SELECT count(DISTINCT file_id) FROM events") == 1);
+  CHECK(f.count("SELECT count(*) FROM v_events WHERE path = 'C:\\Users\\ada\\notes.txt'") == 5);
+  // Activity rows merged: one per process, adding up as the events do.
+  CHECK(f.count("SELECT count(*) FROM activity") == 2);
+  CHECK(f.count("SELECT sum(events) FROM activity") == 5);
+  CHECK(f.count("SELECT reads FROM activity a JOIN processes p USING (process_id) WHERE p.pid = 100") == 3);
+  CHECK(f.count("SELECT read_bytes FROM activity a JOIN processes p USING (process_id) WHERE p.pid = 100") == 250);
+  CHECK(f.count("SELECT writes FROM activity a JOIN processes p USING (process_id) WHERE p.pid = 100") == 1);
+  CHECK(f.count(R"(
+    SELECT count(*) FROM events e WHERE NOT EXISTS (
+      SELECT 1 FROM activity a WHERE a.process_id = e.process_id AND a.file_id = e.file_id
+        AND e.id BETWEEN a.first_id AND a.last_id))") == 0);
+  CHECK(f.db().execAndGet("SELECT resolved_pct FROM v_runs").getDouble() == 100.0);
 }
 
 TEST_CASE("the writer never records its own process or its own database files", "[writer]") {
@@ -184,14 +224,14 @@ TEST_CASE("a record filter keeps only the chosen paths, processes and operations
   filter.exclude_processes.push_back(ProcessPattern::parse("--exclude-process", "300"));
   filter.ops = {Op::read, Op::write};
   f.writer.set_filter(std::move(filter));
-  f.write({f.event(t0 + 1, Op::read, "C:\\keep\\a.txt"),                          // kept
-           f.event(t0 + 2, Op::write, "c:\\KEEP\\b.txt"),                          // kept: Windows paths ignore case
-           f.event(t0 + 3, Op::open, "C:\\keep\\a.txt"),                           // not a chosen operation
-           f.event(t0 + 4, Op::read, "C:\\other\\a.txt"),                          // not an included path
-           f.event(t0 + 5, Op::read, "C:\\keep\\x.tmp"),                           // an excluded path
+  f.write({f.event(t0 + 1, Op::read, "C:\\keep\\a.txt"),                             // kept
+           f.event(t0 + 2, Op::write, "c:\\KEEP\\b.txt"),                            // kept: Windows paths ignore case
+           f.event(t0 + 3, Op::open, "C:\\keep\\a.txt"),                             // not a chosen operation
+           f.event(t0 + 4, Op::read, "C:\\other\\a.txt"),                            // not an included path
+           f.event(t0 + 5, Op::read, "C:\\keep\\x.tmp"),                             // an excluded path
            f.event(t0 + 6, Op::read, "C:\\keep\\a.txt", 200, "C:\\bin\\noisy.exe"),  // an excluded image
            f.event(t0 + 7, Op::read, "C:\\keep\\a.txt", 300, "C:\\bin\\fine.exe"),   // an excluded pid
-           f.event(t0 + 8, Op::read, "", 100)});                                    // no name yet: kept
+           f.event(t0 + 8, Op::read, "", 100)});                                     // no name yet: kept
   CHECK(f.count("SELECT count(*) FROM events") == 3);
   CHECK(f.stats.excluded == 5);
   CHECK(f.count("SELECT count(*) FROM processes WHERE image LIKE '%noisy%' OR pid = 300") == 0);

@@ -23,24 +23,41 @@ void bind_optional(SQLite::Statement& statement, int index, std::int64_t value, 
 // INSERT ... ON CONFLICT DO UPDATE adding every counter; parameters in the
 // order segment, process, file, events, first_id, last_id, then per op its
 // count and, where it has one, its bytes.
-std::string activity_upsert_sql() {
-  std::string columns = "segment_id, process_id, file_id, events, first_id, last_id";
-  std::string values = "?, ?, ?, ?, ?, ?";
+// The activity table's counting columns after its key, and how a row that
+// meets an existing one adds to it.
+struct ActivitySql {
+  std::string counts = "events, first_id, last_id";
   std::string updates =
       "events = events + excluded.events, first_id = min(first_id, excluded.first_id), "
       "last_id = max(last_id, excluded.last_id)";
-  for (const ActivityColumns& op : activity_columns) {
-    for (const char* column : {op.count, op.bytes}) {
-      if (!column) continue;
-      columns += std::string(", ") + column;
-      values += ", ?";
-      updates += std::string(", ") + column + " = " + column + " + excluded." + column;
+  int count_columns = 3;
+  ActivitySql() {
+    for (const ActivityColumns& op : activity_columns) {
+      for (const char* column : {op.count, op.bytes}) {
+        if (!column) continue;
+        counts += std::string(", ") + column;
+        updates += std::string(", ") + column + " = " + column + " + excluded." + column;
+        ++count_columns;
+      }
     }
   }
-  return "INSERT INTO activity (" + columns + ") VALUES (" + values +
-         ") ON CONFLICT (segment_id, process_id, file_id) "
-         "DO UPDATE SET " +
-         updates;
+};
+
+std::string activity_upsert_sql() {
+  const ActivitySql sql;
+  std::string values = "?, ?, ?";
+  for (int i = 0; i < sql.count_columns; ++i) values += ", ?";
+  return "INSERT INTO activity (segment_id, process_id, file_id, " + sql.counts + ") VALUES (" + values +
+         ") ON CONFLICT (segment_id, process_id, file_id) DO UPDATE SET " + sql.updates;
+}
+
+// Adds the activity rows of file ?2 to those of file ?1 (WHERE: SQLite
+// needs one before ON CONFLICT in an INSERT ... SELECT).
+std::string activity_merge_sql() {
+  const ActivitySql sql;
+  return "INSERT INTO activity (segment_id, process_id, file_id, " + sql.counts +
+         ") SELECT segment_id, process_id, ?1, " + sql.counts +
+         " FROM activity WHERE file_id = ?2 ON CONFLICT (segment_id, process_id, file_id) DO UPDATE SET " + sql.updates;
 }
 
 // INSERT of `rows` events in one statement: one statement execution per row
@@ -115,6 +132,11 @@ EventWriter::EventWriter(SQLite::Database& db, Catalog& catalog, SelfExclusion s
                           "ORDER BY file_id LIMIT 1"),
       m_insert_file(db, "INSERT INTO files (path, nt_path, file_key, name_source) VALUES (?, ?, ?, ?)"),
       m_name_file(db, "UPDATE files SET path = ?, nt_path = ?, name_source = 'backfill' WHERE file_id = ?"),
+      // The events of file ?2 are in the id ranges of its activity rows.
+      m_move_file_events(db,
+                         "UPDATE events SET file_id = ?1 WHERE id IN (SELECT e.id FROM activity a JOIN events e "
+                         "ON e.id BETWEEN a.first_id AND a.last_id WHERE a.file_id = ?2 AND e.file_id = ?2)"),
+      m_merge_file_activity(db, activity_merge_sql()),
       m_find_process(db,
                      "SELECT process_id FROM processes WHERE pid = ? AND start_time IS ? AND image IS ? "
                      "ORDER BY process_id LIMIT 1"),
@@ -184,13 +206,40 @@ void EventWriter::apply_resolutions() {
   for (const auto& resolution : m_catalog.take_resolutions()) {
     if (resolution.path_id >= m_file_ids.size() || m_file_ids[resolution.path_id] <= 0) continue;  // not written yet
     const auto [path, nt_path] = file_columns(resolution.name);
+    m_file_unresolved[resolution.path_id] = 0;
+    // The file may have a row under its name already: its name came with
+    // other events, or another key of it was named first. One row per path.
+    m_find_file.reset();
+    m_find_file.bind(1, path);
+    if (m_find_file.executeStep()) {
+      const std::int64_t named = m_find_file.getColumn(0).getInt64();
+      if (named != m_file_ids[resolution.path_id]) {
+        merge_file(m_file_ids[resolution.path_id], named);
+        m_file_ids[resolution.path_id] = named;
+        continue;
+      }
+    }
     m_name_file.reset();
     m_name_file.bind(1, path);
     bind_text_or_null(m_name_file, 2, nt_path);
     m_name_file.bind(3, static_cast<std::int64_t>(m_file_ids[resolution.path_id]));
     m_name_file.exec();
-    m_file_unresolved[resolution.path_id] = 0;
   }
+}
+
+void EventWriter::merge_file(std::int64_t from, std::int64_t into) {
+  for (SQLite::Statement* statement : {&m_move_file_events, &m_merge_file_activity}) {
+    statement->reset();
+    statement->bind(1, into);
+    statement->bind(2, from);
+    statement->exec();
+  }
+  SQLite::Statement drop_activity(m_db, "DELETE FROM activity WHERE file_id = ?");
+  drop_activity.bind(1, from);
+  drop_activity.exec();
+  SQLite::Statement drop_file(m_db, "DELETE FROM files WHERE file_id = ?");
+  drop_file.bind(1, from);
+  drop_file.exec();
 }
 
 std::uint64_t EventWriter::resolved_events() {

@@ -55,8 +55,8 @@ class EventWriter {
   // collector_pid is the pid of the process doing the collecting (0: not recorded).
   // live: the events happen on this host as we record them (not from a file);
   // input_hash: the fingerprint of the file read, if any.
-  void begin_run(const std::string& source, const std::string& host, std::uint32_t collector_pid = 0,
-                 bool live = false, const std::string& input_hash = {});
+  void begin_run(const std::string& source, const std::string& host, std::uint32_t collector_pid = 0, bool live = false,
+                 const std::string& input_hash = {});
   // Writes batch (sorted in place by time) and the run counters in stats in one
   // transaction; afterwards adds what it wrote to stats.
   void write_batch(std::vector<FileEvent>& batch, RunStats& stats);
@@ -111,6 +111,10 @@ class EventWriter {
   std::int64_t lookup_or_insert_file(const std::string& name, std::uint64_t file_key);
   // Names the catalog learned for files written without one: updates their rows.
   void apply_resolutions();
+  // Moves the events and activity of file row from to file row into, and
+  // drops row from: a file that was unresolved under one kernel key turned
+  // out to have a row under its name already.
+  void merge_file(std::int64_t from, std::int64_t into);
   // path and nt_path for a name as the source gave it.
   std::pair<std::string, std::string> file_columns(const std::string& name) const;
   std::int64_t lookup_or_insert_process(const ProcessInfo& info);
@@ -126,8 +130,8 @@ class EventWriter {
   SelfExclusion m_self;
   RecordFilter m_filter;
   std::array<bool, op_count> m_selected_ops;  // m_filter.selected_ops()
-  const DeviceMap* m_device_map;       // may be null
-  std::int64_t m_run_first_event_id = 0;  // events of this run have ids above this
+  const DeviceMap* m_device_map;              // may be null
+  std::int64_t m_run_first_event_id = 0;      // events of this run have ids above this
   std::int64_t m_run_id = 0;
   std::int64_t m_first_event_time = INT64_MAX;  // exact time bounds of what the run wrote
   std::int64_t m_last_event_time = INT64_MIN;
@@ -142,7 +146,7 @@ class EventWriter {
   std::vector<std::int64_t> m_process_ids;
 
   std::unordered_map<ActivityKey, ActivityTotals, ActivityKeyHash> m_activity;  // this batch
-  std::vector<MinuteTotals> m_minutes;  // this batch, in time order
+  std::vector<MinuteTotals> m_minutes;                                          // this batch, in time order
 
   // Events waiting for a multi-row INSERT.
   static constexpr int rows_per_insert = 32;
@@ -164,6 +168,8 @@ class EventWriter {
   SQLite::Statement m_find_unnamed_file;
   SQLite::Statement m_insert_file;
   SQLite::Statement m_name_file;
+  SQLite::Statement m_move_file_events;
+  SQLite::Statement m_merge_file_activity;
   SQLite::Statement m_find_process;
   SQLite::Statement m_insert_process;
   SQLite::Statement m_update_run;
