@@ -46,6 +46,10 @@ std::string fd_path(int fd) {
 }
 
 constexpr std::int64_t recheck_ns = 250'000'000;  // a pid is not reused faster than this
+// How long after its FAN_OPEN_EXEC a process is looked up at every event,
+// until /proc shows its new program: execve opens and reads the program and
+// its interpreter (events of the pid) before the process takes the new image.
+constexpr std::int64_t exec_window_ns = 1'000'000'000;
 
 std::int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -298,8 +302,13 @@ void FanotifySource::read_content_events(const char* buffer, long length) {
   });
   if (!whole) return;
   for (const auto& pending : m_pending) {
-    // The pid runs another program from here on: look it up again.
-    if (pending.mask & FAN_OPEN_EXEC) m_processes.erase(pending.pid);
+    // The pid is about to run another program: look it up at each of its
+    // events until it does (or a moment has passed: it may exec the same one).
+    if (pending.mask & FAN_OPEN_EXEC) {
+      process(pending.pid, buffer_number);
+      if (auto found = m_processes.find(pending.pid); found != m_processes.end())
+        found->second.exec_until = steady_ns() + exec_window_ns;
+    }
     const std::uint32_t process_id = process(pending.pid, buffer_number);
     for (const ContentBit& bit : content_bits)
       if (pending.mask & bit.mask) emit(bit.op, process_id, pending.path, time);
@@ -358,18 +367,20 @@ std::string FanotifySource::directory_path(const std::int32_t fsid[2], const voi
 
 std::uint32_t FanotifySource::process(std::uint32_t pid, std::uint64_t buffer) {
   auto found = m_processes.find(pid);
-  // With exec events (which drop the entry) a lookup is good until the pid
-  // could have been reused; without them, for this buffer of events only.
+  // With exec events a lookup is good until the pid could have been reused
+  // (or, after an exec, until /proc shows the new program); without them,
+  // for this buffer of events only.
   const std::int64_t now = steady_ns();
-  if (found != m_processes.end() &&
+  if (found != m_processes.end() && now >= found->second.exec_until &&
       (m_sees_exec ? now - found->second.checked_at < recheck_ns : found->second.checked_in == buffer))
     return found->second.id;
 
   const std::string proc = "/proc/" + std::to_string(pid);
   const auto start_ticks = linux_proc::stat_start_ticks(read_file(proc + "/stat"));
   if (!start_ticks) {
-    // Gone already: what we knew, or the pid alone.
-    if (found != m_processes.end()) return found->second.id;
+    // Gone already: what we knew, or the pid alone (also when it went in the
+    // middle of an exec: which program its last events were is not known).
+    if (found != m_processes.end() && now >= found->second.exec_until) return found->second.id;
     const std::uint32_t id = m_catalog->intern_process(pid, 0, {});
     m_processes[pid] = ProcessEntry{id, 0, {}, buffer, now};
     return id;

@@ -73,6 +73,7 @@ class FanotifySource final : public EventSource {
     std::string image;
     std::uint64_t checked_in = 0;  // the buffer of events it was last checked for
     std::int64_t checked_at = 0;   // and when (steady clock ns)
+    std::int64_t exec_until = 0;   // while steady clock ns < this, an exec may not have taken effect yet
   };
   struct Filesystem {
     std::int32_t fsid[2];
