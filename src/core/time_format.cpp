@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <limits>
 
 namespace etwaudit {
 namespace {
@@ -133,6 +134,12 @@ std::string format_iso8601(std::int64_t ns) {
                 date.month, date.day, static_cast<int>(second_of_day / 3600), static_cast<int>(second_of_day / 60 % 60),
                 static_cast<int>(second_of_day % 60), static_cast<long long>(fraction / 100));
   return buffer;
+}
+
+std::int64_t unix_ns_from_filetime(std::uint64_t filetime) {
+  constexpr std::uint64_t largest = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) / 100;
+  if (filetime <= filetime_unix_epoch || filetime - filetime_unix_epoch > largest) return 0;
+  return static_cast<std::int64_t>(filetime - filetime_unix_epoch) * 100;
 }
 
 std::int64_t now_ns() {

@@ -21,6 +21,11 @@ inline constexpr std::int64_t ceil_div(std::int64_t value, std::int64_t divisor)
 }
 inline constexpr std::int64_t ns_per_hour = 3600 * ns_per_second;
 
+// 1970-01-01 as a Windows FILETIME (100 ns since 1601-01-01).
+inline constexpr std::uint64_t filetime_unix_epoch = 116'444'736'000'000'000;
+// A FILETIME as ns since 1970; 0 when at or before 1970 (absent) or out of range.
+std::int64_t unix_ns_from_filetime(std::uint64_t filetime);
+
 // Parses "2026-12-02T10:15:30Z", "2026-12-02T10:15:30.1234567+01:00",
 // "2026-12-02 10:15:30Z" (space for T); up to 9 fractional digits. A time
 // without Z or an offset is refused: it would silently depend on the machine's

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/time_format.h"
 #include "sources/etl/xpress.h"
 
 namespace etwaudit {
@@ -56,7 +57,6 @@ constexpr std::size_t boot_time_at_64 = 0xF8;
 // to a few GHz); it also keeps the timestamp arithmetic within 64 bits.
 constexpr std::uint64_t max_ticks_per_second = 1'000'000'000'000;
 
-constexpr std::uint64_t filetime_unix_epoch = 116444736000000000ULL;  // 1970-01-01 in 100 ns since 1601
 constexpr std::int64_t int64_max = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t int64_min = std::numeric_limits<std::int64_t>::min();
 

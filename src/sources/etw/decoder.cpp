@@ -4,6 +4,7 @@
 #include <span>
 
 #include "core/ascii.h"
+#include "core/time_format.h"
 #include "sources/etw/text.h"
 
 // Payload layouts, from etw-facts.md §3 unless said otherwise. P is the
@@ -60,14 +61,6 @@ namespace {
 constexpr Guid lost_event_guid{0x6a399ae0, 0x4bc6, 0x4de9, {0x87, 0x0b, 0x36, 0x57, 0xf8, 0x94, 0x7e, 0x7e}};
 
 constexpr std::uint32_t system_pid = 4;
-
-// FILETIME (100 ns since 1601) as ns since 1970; 0 when absent or out of range.
-std::int64_t unix_ns_from_filetime(std::uint64_t filetime) {
-  constexpr std::uint64_t epoch_offset = 116444736000000000ull;
-  constexpr std::uint64_t largest = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) / 100;
-  if (filetime <= epoch_offset || filetime - epoch_offset > largest) return 0;
-  return static_cast<std::int64_t>(filetime - epoch_offset) * 100;
-}
 
 // Bounds-checked little-endian reads from a record's payload. Each reader
 // returns false, leaving its output alone, when the field does not fit.

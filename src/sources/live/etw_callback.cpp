@@ -1,12 +1,8 @@
 #include "sources/live/etw_callback.h"
 
+#include "core/time_format.h"
+
 namespace etwaudit {
-namespace {
-
-// 100-ns intervals from 1601-01-01 to 1970-01-01.
-constexpr std::int64_t filetime_unix_epoch = 116'444'736'000'000'000;
-
-}  // namespace
 
 RawRecord to_raw_record(const EVENT_RECORD& record) noexcept {
   const EVENT_HEADER& header = record.EventHeader;
@@ -17,7 +13,7 @@ RawRecord to_raw_record(const EVENT_RECORD& record) noexcept {
   raw.provider.data3 = header.ProviderId.Data3;
   for (int i = 0; i < 8; ++i) raw.provider.data4[i] = header.ProviderId.Data4[i];
   raw.raw_timestamp = static_cast<std::uint64_t>(header.TimeStamp.QuadPart);
-  raw.time = (header.TimeStamp.QuadPart - filetime_unix_epoch) * 100;
+  raw.time = (header.TimeStamp.QuadPart - static_cast<std::int64_t>(filetime_unix_epoch)) * 100;
   raw.payload = static_cast<const std::uint8_t*>(record.UserData);
   raw.payload_size = record.UserData ? record.UserDataLength : 0;
   raw.pid = header.ProcessId;

@@ -2,11 +2,10 @@
 
 #include <windows.h>
 
+#include "core/time_format.h"
+
 namespace etwaudit {
 namespace {
-
-// 100-ns intervals from 1601-01-01 to 1970-01-01.
-constexpr std::int64_t filetime_unix_epoch = 116'444'736'000'000'000;
 
 std::int64_t counter() {
   LARGE_INTEGER value;
@@ -25,9 +24,7 @@ std::int64_t system_time_unix_ns() {
     precise(&now);
   else
     GetSystemTimeAsFileTime(&now);
-  const std::int64_t ticks =
-      static_cast<std::int64_t>(ULARGE_INTEGER{{now.dwLowDateTime, now.dwHighDateTime}}.QuadPart);
-  return (ticks - filetime_unix_epoch) * 100;
+  return unix_ns_from_filetime(ULARGE_INTEGER{{now.dwLowDateTime, now.dwHighDateTime}}.QuadPart);
 }
 
 }  // namespace

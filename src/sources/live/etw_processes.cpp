@@ -7,6 +7,7 @@
 
 #include <string_view>
 
+#include "core/time_format.h"
 #include "sources/live/etw_win32.h"
 
 namespace etwaudit {
@@ -20,15 +21,6 @@ constexpr LONG status_info_length_mismatch = static_cast<LONG>(0xC0000004);
 constexpr std::size_t longest_command_line = sizeof(UNICODE_STRING) + 2 * 32768;
 
 using QueryInformationProcess = LONG(NTAPI*)(HANDLE, ULONG, void*, ULONG, ULONG*);
-
-// 100-ns intervals from 1601-01-01 to 1970-01-01.
-constexpr std::int64_t filetime_unix_epoch = 116'444'736'000'000'000;
-
-std::int64_t unix_ns(const FILETIME& time) {
-  const std::int64_t ticks =
-      static_cast<std::int64_t>(ULARGE_INTEGER{{time.dwLowDateTime, time.dwHighDateTime}}.QuadPart);
-  return ticks > filetime_unix_epoch ? (ticks - filetime_unix_epoch) * 100 : 0;
-}
 
 // Closes a process handle on every way out.
 struct ProcessHandle {
@@ -55,7 +47,7 @@ bool RunningProcesses::lookup(std::uint32_t pid, ProcessInfo& info) noexcept {
         !QueryFullProcessImageNameW(process.handle, 0, m_image.data(), &image_size))
       return false;
     info.pid = pid;
-    info.start_time = unix_ns(created);
+    info.start_time = unix_ns_from_filetime(ULARGE_INTEGER{{created.dwLowDateTime, created.dwHighDateTime}}.QuadPart);
     info.image = to_utf8(std::wstring_view(m_image.data(), image_size));
     info.command_line.clear();
 
