@@ -3,10 +3,10 @@
 #include <windows.h>
 
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 
+#include "core/time_format.h"
 #include "sources/live/etw_clock.h"
 
 using namespace etwaudit;
@@ -25,17 +25,12 @@ std::int64_t counter_frequency() {
   return value.QuadPart;
 }
 
-std::int64_t system_now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 TEST_CASE("the counter's value now is the system time now", "[windows][etw]") {
   QpcClock clock;
   for (int i = 0; i < 3; ++i) {
-    const std::int64_t expected = system_now_ns();
+    const std::int64_t expected = now_ns();
     const std::int64_t converted = clock.unix_ns(counter_now());
     CAPTURE(expected, converted);
     CHECK(std::llabs(converted - expected) < 50'000'000);  // 50 ms: two clock reads apart

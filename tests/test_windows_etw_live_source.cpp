@@ -25,6 +25,7 @@
 #include "core/error.h"
 #include "core/file_event.h"
 #include "core/run_stats.h"
+#include "core/time_format.h"
 #include "sources/live/etw_live_source.h"
 #include "sources/live/etw_session.h"
 #include "windows_etw_records.h"
@@ -170,8 +171,7 @@ TEST_CASE("the live source delivers the session's events, asks for the rundown a
   CHECK(events[0].size == 4096);
   CHECK(run.catalog.path(events[0].path) == "\\Device\\HarddiskVolume1\\data\\a.txt");
   // Stamped with the counter a moment ago: the event happened a moment ago.
-  const std::int64_t now =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::int64_t now = now_ns();
   CHECK(events[0].time <= now);
   CHECK(events[0].time > now - 10'000'000'000);
   REQUIRE(run.rundown_requested());

@@ -16,6 +16,7 @@
 #include "core/catalog.h"
 #include "core/file_event.h"
 #include "core/run_stats.h"
+#include "core/time_format.h"
 #include "sources/live/etw_callback.h"
 #include "sources/live/etw_live_source.h"
 #include "sources/live/etw_processes.h"
@@ -33,11 +34,6 @@ std::string own_image() {
   return to_utf8(std::wstring_view(path.data(), size));
 }
 
-std::int64_t now_unix_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 TEST_CASE("RunningProcesses gives a running process's image path, creation time and command line", "[windows][etw]") {
@@ -46,7 +42,7 @@ TEST_CASE("RunningProcesses gives a running process's image path, creation time 
   REQUIRE(processes.lookup(GetCurrentProcessId(), info));
   CHECK(info.pid == GetCurrentProcessId());
   CHECK(info.image == own_image());
-  const std::int64_t now = now_unix_ns();
+  const std::int64_t now = now_ns();
   CHECK(info.start_time <= now);
   CHECK(info.start_time > now - std::int64_t{3600} * 1'000'000'000);
   // Windows 8.1 and later say the command line; Wine 8 cannot, and then it

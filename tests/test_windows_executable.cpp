@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/platform.h"
 #include "temp_dir.h"
 
 using etwaudit::test::TempDir;
@@ -80,17 +81,6 @@ bool running_under_wine() {
   return ntdll && GetProcAddress(ntdll, "wine_get_version") != nullptr;
 }
 
-bool elevated() {
-  HANDLE token = nullptr;
-  if (!OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &token)) return false;
-  TOKEN_ELEVATION elevation{};
-  DWORD size = 0;
-  const bool result =
-      GetTokenInformation(token, TokenElevation, &elevation, sizeof elevation, &size) && elevation.TokenIsElevated;
-  CloseHandle(token);
-  return result;
-}
-
 }  // namespace
 
 TEST_CASE("etwaudit.exe --version prints the version", "[windows][cli]") {
@@ -112,7 +102,7 @@ TEST_CASE("etwaudit.exe collect says plainly why it cannot collect, and writes n
           "etwaudit collect: cannot read events from the ETW session 'etwaudit': OpenTraceW failed with error 5 "
           "(Access denied.); real-time ETW is not available here (under Wine it never is)\r\n");
     CHECK_FALSE(std::filesystem::exists(db));
-  } else if (!elevated()) {
+  } else if (!etwaudit::is_elevated()) {
     const Result result = run(dir, {"collect", "--db", db});
     CHECK(result.exit_code == 1);
     CHECK(result.err ==
