@@ -304,12 +304,11 @@ void FanotifySource::read_content_events(const char* buffer, long length) {
   for (const auto& pending : m_pending) {
     // The pid is about to run another program: look it up at each of its
     // events until it does (or a moment has passed: it may exec the same one).
+    const std::uint32_t process_id = process(pending.pid, buffer_number);
     if (pending.mask & FAN_OPEN_EXEC) {
-      process(pending.pid, buffer_number);
       if (auto found = m_processes.find(pending.pid); found != m_processes.end())
         found->second.exec_until = steady_ns() + exec_window_ns;
     }
-    const std::uint32_t process_id = process(pending.pid, buffer_number);
     for (const ContentBit& bit : content_bits)
       if (pending.mask & bit.mask) emit(bit.op, process_id, pending.path, time);
   }
@@ -388,8 +387,9 @@ std::uint32_t FanotifySource::process(std::uint32_t pid, std::uint64_t buffer) {
   std::string image(linux_proc::without_deleted_suffix(read_link(proc + "/exe"), true));
   const bool same_start = found != m_processes.end() && found->second.start_ticks == *start_ticks;
   // The same process, unless it has exec'd another program since. One that
-  // has exited (a zombie until reaped) has no exe any more: still the same.
-  if (same_start && (image.empty() || found->second.image == image)) {
+  // has exited (a zombie until reaped) has no exe any more: still the same,
+  // unless it exited right after an exec, which only its name then tells.
+  if (same_start && ((image.empty() && now >= found->second.exec_until) || found->second.image == image)) {
     found->second.checked_in = buffer;
     found->second.checked_at = now;
     return found->second.id;
