@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 #include "sources/event_source.h"
@@ -63,6 +64,16 @@ struct Store {
   std::string run_field(const char* column) {
     return database.db().execAndGet(std::string("SELECT ") + column + " FROM collector_runs").getString();
   }
+};
+
+// Holds the database's write lock from a second connection, as the sqlite3
+// shell inside BEGIN IMMEDIATE or a browser with an unsaved change does.
+struct LockHolder {
+  SQLite::Database connection;
+  explicit LockHolder(const std::string& path) : connection(path, SQLite::OPEN_READWRITE) {
+    connection.exec("BEGIN IMMEDIATE");
+  }
+  void release() { connection.exec("ROLLBACK"); }
 };
 
 }  // namespace
@@ -187,4 +198,54 @@ TEST_CASE("a write error ends the run as failed instead of losing events silentl
   CHECK(result.failed);
   CHECK_THAT(result.exit_reason, Catch::StartsWith("write error:") && Catch::Contains("disk is full"));
   CHECK(store.stats.written == 0);
+}
+
+TEST_CASE("a collector waits for another connection's write lock and then writes everything", "[collector]") {
+  Store store;
+  LockHolder holder(store.path);
+  CountingSource source(5000, false);
+  CollectionOptions options;
+  options.lock_attempt = 50ms;  // each attempt gives up quickly
+  options.batch.max_events = 1000;
+  std::vector<std::string> warnings;
+  std::mutex warnings_mutex;
+  options.on_warning = [&](const std::string& warning) {
+    std::lock_guard lock(warnings_mutex);
+    warnings.push_back(warning);
+  };
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(700ms);
+    holder.release();
+  });
+  auto result = run_collection(source, store.catalog, store.writer, store.stats, options);
+  releaser.join();
+  CHECK_FALSE(result.failed);
+  CHECK(store.stats.written == 5000);
+  CHECK(store.stats.dropped == 0);
+  CHECK(store.database.db().execAndGet("SELECT count(*) FROM events").getInt() == 5000);
+  CHECK(store.run_field("exit_reason") == "end of input");
+  REQUIRE(warnings.size() == 2);
+  CHECK_THAT(warnings[0], Catch::StartsWith("the database is locked by another connection"));
+  CHECK_THAT(warnings[1], Catch::StartsWith("the database was locked for "));
+}
+
+TEST_CASE("a lock that outlasts the stop fails the run but every received event is counted", "[collector]") {
+  Store store;
+  LockHolder holder(store.path);
+  CountingSource source(3000, true);
+  CollectionOptions options;
+  options.lock_attempt = 50ms;
+  options.batch.max_events = 1000;
+  options.lock_wait_at_stop = 200ms;
+  const auto started = Clock::now();
+  options.stop_requested = [&] { return Clock::now() - started > 300ms ? std::string("SIGTERM") : std::string(); };
+  auto result = run_collection(source, store.catalog, store.writer, store.stats, options);
+  CHECK(result.failed);
+  CHECK_THAT(result.exit_reason, Catch::Contains("still locked"));
+  CHECK(store.stats.received == 3000);
+  CHECK(store.stats.written == 0);
+  CHECK(store.stats.received == store.stats.written + store.stats.dropped + store.stats.excluded);
+  holder.release();
+  // The run record could not be closed; the next run will mark it interrupted.
+  CHECK(store.run_field("stopped_at IS NULL") == "1");
 }

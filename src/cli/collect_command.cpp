@@ -145,6 +145,9 @@ int collect_command(int argc, const char* const* argv) {
       last_received = received;
     };
   }
+  collection.on_warning = [&](const std::string& warning) {
+    std::cerr << (show_status ? "\r\033[K" : "") << "etwaudit collect: warning: " << warning << std::endl;
+  };
   const auto started = std::chrono::steady_clock::now();
   CollectionResult result = run_collection(*source, catalog, writer, stats, collection);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -26,9 +26,12 @@ CollectionResult run_collection(EventSource& source, Catalog& catalog, EventWrit
     }
     source_done = true;
   });
+  Collector collector(queue, writer, stats, options.batch, options.on_warning);
+  collector.stop_grace = options.lock_wait_at_stop;
+  collector.lock_attempt = options.lock_attempt;
   std::thread collector_thread([&] {
     try {
-      Collector(queue, writer, stats, options.batch).run();
+      collector.run();
     } catch (...) {
       collector_failure = std::current_exception();
       queue.close();  // unblocks a source waiting for room
@@ -51,7 +54,6 @@ CollectionResult run_collection(EventSource& source, Catalog& catalog, EventWrit
       break;
     }
     if (options.on_progress && now >= next_progress) {
-      stats.dropped = queue.dropped();
       options.on_progress(stats);
       next_progress = now + std::chrono::seconds(1);
     }
@@ -61,7 +63,11 @@ CollectionResult run_collection(EventSource& source, Catalog& catalog, EventWrit
   source_thread.join();
   queue.close();
   collector_thread.join();
-  stats.dropped = queue.dropped();
+  // A failed collector leaves events in the queue: they were received and
+  // will never be written.
+  std::vector<FileEvent> unwritten;
+  queue.pop_until(unwritten, queue.capacity(), Clock::now());
+  stats.dropped = queue.dropped() + collector.abandoned() + unwritten.size();
 
   auto describe = [](const std::exception_ptr& failure) {
     try {
@@ -81,10 +87,20 @@ CollectionResult run_collection(EventSource& source, Catalog& catalog, EventWrit
   } else if (result.exit_reason.empty()) {
     result.exit_reason = "end of input";
   }
-  try {
-    writer.end_run(result.exit_reason, stats);
-  } catch (...) {
-    if (!result.failed) throw;  // the write error already reported is the one that matters
+  // The run record waits for a locked database as the batches do.
+  const auto stopping = Clock::now();
+  for (;;) {
+    try {
+      writer.end_run(result.exit_reason, stats);
+      break;
+    } catch (const std::exception& e) {
+      if (is_lock_error(e) && Clock::now() - stopping < collector.stop_grace) {
+        std::this_thread::sleep_for(collector.retry_pause);
+        continue;
+      }
+      if (!result.failed) throw;  // the write error already reported is the one that matters
+      break;
+    }
   }
   return result;
 }

@@ -5,7 +5,9 @@
 // thread watches for the end (input exhausted, a stop request, the duration,
 // a failure), reports progress about once a second, then shuts down in order:
 // stop the source, close the queue, let the collector drain and commit what is
-// queued, and write the run record with the reason the run ended.
+// queued, and write the run record with the reason the run ended. Events the
+// collector could not write (it failed) are counted as dropped, so the record
+// always adds up: received = written + dropped + excluded.
 
 #include <chrono>
 #include <cstddef>
@@ -28,6 +30,9 @@ struct CollectionOptions {
   std::optional<std::chrono::milliseconds> duration;  // stop after this long
   std::function<std::string()> stop_requested;        // non-empty: why to stop now
   std::function<void(const RunStats&)> on_progress;   // called about once a second
+  std::function<void(const std::string&)> on_warning;  // one-line warnings (a locked database)
+  std::chrono::milliseconds lock_wait_at_stop{10'000};  // how long a stopping run waits for a locked database
+  std::chrono::milliseconds lock_attempt{1000};         // one wait inside SQLite before warning and retrying
 };
 
 struct CollectionResult {

@@ -7,9 +7,21 @@
 // commits within max_delay, and under load batches are large, which is what
 // makes the store fast. When the queue is closed it writes what is left and
 // returns.
+//
+// Another program may hold the database's write lock for a while (the sqlite3
+// shell in a transaction, a browser with an unsaved change). The collector
+// then keeps its batch and writes it again until the lock is gone; meanwhile
+// the source goes on filling the queue, and what does not fit is dropped and
+// counted there. It says when it starts waiting and how long it waited. Once
+// the queue is closed (the run is stopping) it waits at most stop_grace more,
+// then counts the batch it could not write as dropped and fails. So at every
+// stop: received = written + dropped + excluded.
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "core/bounded_queue.h"
@@ -31,19 +43,42 @@ struct BatchPolicy {
 bool gather_batch(BoundedQueue<FileEvent>& queue, std::vector<FileEvent>& batch, const BatchPolicy& policy,
                   std::chrono::milliseconds idle_wait);
 
+// True for the errors that mean "another connection has the database now":
+// SQLITE_BUSY, SQLITE_LOCKED and SQLITE_PROTOCOL (a lock race in WAL mode).
+bool is_lock_error(const std::exception& error);
+
 class Collector {
  public:
-  Collector(BoundedQueue<FileEvent>& queue, EventWriter& writer, RunStats& stats, BatchPolicy policy);
+  // warn, when set, receives one-line warnings (waiting for a lock, resumed).
+  Collector(BoundedQueue<FileEvent>& queue, EventWriter& writer, RunStats& stats, BatchPolicy policy,
+            std::function<void(const std::string&)> warn = {});
 
   // Writes batches until the queue is closed and drained. Exceptions from the
-  // writer (disk full, I/O error) propagate; the batch in flight is then lost.
+  // writer (disk full, I/O error, a lock that outlasts the stop) propagate;
+  // the batch in flight is then counted in abandoned().
   void run();
 
+  // Events taken from the queue that were never written because run() failed.
+  std::uint64_t abandoned() const { return m_abandoned; }
+
+  // How long a stopping collector still waits for a locked database.
+  std::chrono::milliseconds stop_grace{10'000};
+  // How long one attempt waits for a locked database inside SQLite (its busy
+  // timeout) before the collector warns and tries again.
+  std::chrono::milliseconds lock_attempt{1000};
+  // The pause between two attempts.
+  std::chrono::milliseconds retry_pause{100};
+
  private:
+  // Writes batch, waiting out a locked database as described above.
+  void write(std::vector<FileEvent>& batch);
+
   BoundedQueue<FileEvent>& m_queue;
   EventWriter& m_writer;
   RunStats& m_stats;
   BatchPolicy m_policy;
+  std::function<void(const std::string&)> m_warn;
+  std::uint64_t m_abandoned = 0;
 };
 
 }  // namespace etwaudit

@@ -151,7 +151,7 @@ EventWriter::EventWriter(SQLite::Database& db, Catalog& catalog, SelfExclusion s
 
 void EventWriter::begin_run(const std::string& source, const std::string& host, std::uint32_t collector_pid, bool live,
                             const std::string& input_hash) {
-  SQLite::Transaction transaction(m_db);
+  SQLite::Transaction transaction(m_db, SQLite::TransactionBehavior::IMMEDIATE);
   // Runs that never recorded their end died (we hold the only writer lock).
   m_db.exec(
       "UPDATE collector_runs SET stopped_at = coalesce(last_commit_at, started_at), "
@@ -348,7 +348,7 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
   m_activity.clear();
   m_minutes.clear();
   try {
-    SQLite::Transaction transaction(m_db);
+    SQLite::Transaction transaction(m_db, SQLite::TransactionBehavior::IMMEDIATE);
     apply_resolutions();
     // Names and processes first: their inserts are rare, and doing them before
     // the event loop keeps that loop to one prepared statement.
@@ -474,13 +474,13 @@ void EventWriter::save_run_counters(const RunStats& stats, std::uint64_t written
 }
 
 void EventWriter::heartbeat(const RunStats& stats) {
-  SQLite::Transaction transaction(m_db);
+  SQLite::Transaction transaction(m_db, SQLite::TransactionBehavior::IMMEDIATE);
   save_run_counters(stats, 0, 0, 0);
   transaction.commit();
 }
 
 void EventWriter::end_run(const std::string& exit_reason, const RunStats& stats) {
-  SQLite::Transaction transaction(m_db);
+  SQLite::Transaction transaction(m_db, SQLite::TransactionBehavior::IMMEDIATE);
   apply_resolutions();  // names from the end of a trace, after its last events
   save_run_counters(stats, 0, 0, 0);
   SQLite::Statement close_run(m_db,

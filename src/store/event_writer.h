@@ -9,6 +9,11 @@
 // described at the top of sql/0001_initial.sql.
 //
 // All statements are prepared once. Only the collector thread calls it.
+// Every transaction begins IMMEDIATE, taking the write lock before it reads
+// anything: a deferred one that read first could not wait for another
+// connection's write lock (SQLite refuses the upgrade at once) and would fail.
+// A write that fails leaves the database and the writer as they were before
+// it, so the same batch can be written again (see Collector).
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
