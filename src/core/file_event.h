@@ -42,14 +42,18 @@ std::string op_names_list();
 // "OPTION 'NAME': unknown operation (expected one of: ...)".
 Op op_argument(const std::string& option, const std::string& name);
 
+// One event as a source reports it, or (after coalescing, see
+// store/coalescer.h) several events of one process, file and operation.
 struct FileEvent {
-  std::int64_t time = 0;      // ns since 1970-01-01T00:00:00Z
-  std::int64_t offset = -1;   // byte offset in the file; -1 when the source does not say
-  std::int64_t size = -1;     // bytes transferred; -1 when the source does not say
-  std::uint32_t process = 0;  // Catalog process id
-  std::uint32_t path = 0;     // Catalog path id
-  std::uint32_t tid = 0;      // thread id; 0 when unknown
-  Op op = Op::read;           // what happened
+  std::int64_t time = 0;         // ns since 1970-01-01T00:00:00Z (the first event's)
+  std::int64_t offset = -1;      // byte offset in the file; -1 when the source does not say
+  std::int64_t size = -1;        // bytes transferred (in all); -1 when the source does not say
+  std::int64_t end_offset = -1;  // coalesced: end of the last event's byte range; else -1
+  std::uint32_t process = 0;     // Catalog process id
+  std::uint32_t path = 0;        // Catalog path id
+  std::uint32_t tid = 0;         // thread id; 0 when unknown
+  std::uint32_t count = 1;       // events this stands for
+  Op op = Op::read;              // what happened
 };
 
 }  // namespace etwaudit

@@ -29,6 +29,8 @@ CollectionResult run_collection(EventSource& source, Catalog& catalog, EventWrit
   Collector collector(queue, writer, stats, options.batch, options.on_warning);
   collector.stop_grace = options.lock_wait_at_stop;
   collector.lock_attempt = options.lock_attempt;
+  if (options.coalesce) collector.set_coalescing(*options.coalesce);
+  collector.set_retention(options.retention, source.is_live());
   std::thread collector_thread([&] {
     try {
       collector.run();
@@ -68,6 +70,7 @@ CollectionResult run_collection(EventSource& source, Catalog& catalog, EventWrit
   std::vector<FileEvent> unwritten;
   queue.pop_until(unwritten, queue.capacity(), Clock::now());
   stats.dropped = queue.dropped() + collector.abandoned() + unwritten.size();
+  result.pruned = collector.pruned();
 
   auto describe = [](const std::exception_ptr& failure) {
     try {
@@ -79,11 +82,11 @@ CollectionResult run_collection(EventSource& source, Catalog& catalog, EventWrit
     }
   };
   if (collector_failure) {
-    result = {"write error: " + describe(collector_failure), true};
+    result.exit_reason = "write error: " + describe(collector_failure), result.failed = true;
   } else if (source_failure) {
-    result = {"source error: " + describe(source_failure), true};
+    result.exit_reason = "source error: " + describe(source_failure), result.failed = true;
   } else if (std::string error = source.error(); !error.empty()) {
-    result = {"source error: " + error, true};
+    result.exit_reason = "source error: " + error, result.failed = true;
   } else if (result.exit_reason.empty()) {
     result.exit_reason = "end of input";
   }

@@ -18,6 +18,7 @@
 #include "core/catalog.h"
 #include "core/run_stats.h"
 #include "store/collector.h"
+#include "store/retention.h"
 
 namespace etwaudit {
 
@@ -33,11 +34,14 @@ struct CollectionOptions {
   std::function<void(const std::string&)> on_warning;  // one-line warnings (a locked database)
   std::chrono::milliseconds lock_wait_at_stop{10'000};  // how long a stopping run waits for a locked database
   std::chrono::milliseconds lock_attempt{1000};         // one wait inside SQLite before warning and retrying
+  std::optional<std::chrono::milliseconds> coalesce;    // coalescing window (Coalescer); none when unset
+  RetentionPolicy retention;                            // pruning between batches (Pruner)
 };
 
 struct CollectionResult {
   std::string exit_reason;  // as stored in collector_runs.exit_reason
   bool failed = false;      // the run ended because of an error
+  PruneResult pruned;       // what retention pruned during the run
 };
 
 // writer must have begun its run. Never throws for source or write errors:

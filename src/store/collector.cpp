@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/human_format.h"
+#include "core/time_format.h"
 #include "store/event_writer.h"
 
 namespace etwaudit {
@@ -47,17 +48,66 @@ Collector::Collector(BoundedQueue<FileEvent>& queue, EventWriter& writer, RunSta
                      std::function<void(const std::string&)> warn)
     : m_queue(queue), m_writer(writer), m_stats(stats), m_policy(policy), m_warn(std::move(warn)) {}
 
-void Collector::write(std::vector<FileEvent>& batch) {
+namespace {
+std::uint64_t events_in(const std::vector<FileEvent>& rows) {
+  std::uint64_t events = 0;
+  for (const FileEvent& row : rows) events += row.count;
+  return events;
+}
+
+bool is_disk_full(const std::exception& error) {
+  const auto* sqlite = dynamic_cast<const SQLite::Exception*>(&error);
+  return sqlite && (sqlite->getErrorCode() & 0xff) == SQLITE_FULL;
+}
+}  // namespace
+
+void Collector::prune(std::chrono::milliseconds budget) {
+  if (!m_retention.enabled()) return;
+  if (!m_pruner) m_pruner.emplace(m_writer.database());
+  const std::int64_t newest = m_writer.last_event_time();
+  const std::int64_t now = newest == INT64_MIN ? now_ns() : m_live ? std::max(newest, now_ns()) : newest;
+  const PruneResult round = m_pruner->prune(m_retention, now, budget);
+  m_pruned.segments += round.segments;
+  m_pruned.rows += round.rows;
+  m_pruned.events += round.events;
+  m_pruned.transactions += round.transactions;
+  m_pruned.longest_transaction = std::max(m_pruned.longest_transaction, round.longest_transaction);
+  if (round.over_size && !m_warned_over_size && m_warn) {
+    m_warn("--max-size: nothing more can be pruned, and names, runs and long-term totals alone take " +
+           human_bytes(used_bytes(m_writer.database())) + "; recording goes on above the cap");
+  }
+  m_warned_over_size = round.over_size;
+}
+
+void Collector::write(std::vector<FileEvent>& rows) {
   using Clock = std::chrono::steady_clock;
   std::optional<Clock::time_point> waiting_since, stopping_since;
   const std::uint64_t dropped_before = m_queue.dropped();
   for (;;) {
     try {
-      m_writer.write_batch(batch, m_stats);
+      m_writer.write_batch(rows, m_stats);
       break;
     } catch (const std::exception& e) {
+      if (is_disk_full(e) && m_retention.enabled()) {
+        // Make room by pruning what the policy would prune next, then retry.
+        if (!m_pruner) m_pruner.emplace(m_writer.database());
+        RetentionPolicy make_room = m_retention;
+        make_room.max_bytes = used_bytes(m_writer.database()) / 10 * 9;
+        PruneResult freed;
+        try {
+          freed = m_pruner->prune(make_room, now_ns(), std::chrono::milliseconds(2000));
+        } catch (const std::exception&) {
+          // pruning needs a little room too; nothing freed
+        }
+        if (freed.segments > 0) {
+          if (m_warn)
+            m_warn("the disk is full: pruned the oldest " + with_thousands(freed.events) +
+                   " events to make room, and went on");
+          continue;
+        }
+      }
       if (!is_lock_error(e)) {
-        m_abandoned += batch.size();
+        m_abandoned += events_in(rows);
         throw;
       }
       const auto now = Clock::now();
@@ -70,10 +120,11 @@ void Collector::write(std::vector<FileEvent>& batch) {
       }
       if (m_queue.closed() && !stopping_since) stopping_since = now;
       if (stopping_since && now - *stopping_since >= stop_grace) {
-        m_abandoned += batch.size();
-        throw std::runtime_error("the database was still locked by another connection " + seconds_text(now - *waiting_since) +
+        m_abandoned += events_in(rows);
+        throw std::runtime_error("the database was still locked by another connection " +
+                                 seconds_text(now - *waiting_since) +
                                  " after the collector began waiting, and the run is stopping: " +
-                                 with_thousands(batch.size()) + " events of the last batch were dropped");
+                                 with_thousands(events_in(rows)) + " events of the last batch were dropped");
       }
       m_stats.dropped = m_queue.dropped() + m_abandoned;
       std::this_thread::sleep_for(retry_pause);
@@ -86,15 +137,33 @@ void Collector::write(std::vector<FileEvent>& batch) {
 
 void Collector::run() {
   m_writer.database().exec("PRAGMA busy_timeout = " + std::to_string(lock_attempt.count()));
-  std::vector<FileEvent> batch;
+  std::vector<FileEvent> batch, rows;
   batch.reserve(m_policy.max_events);
   auto last_commit = std::chrono::steady_clock::now();
+  // What the coalescer holds is part of the batch in flight if the run fails.
+  auto write_rows = [&] {
+    try {
+      write(rows);
+    } catch (...) {
+      if (m_coalescer) m_abandoned += m_coalescer->held_events();
+      throw;
+    }
+  };
+  prune(std::chrono::milliseconds(500));
   while (gather_batch(m_queue, batch, m_policy, m_policy.max_delay)) {
     m_stats.dropped = m_queue.dropped() + m_abandoned;
     const auto now = std::chrono::steady_clock::now();
-    if (!batch.empty()) {
-      write(batch);
+    rows.clear();
+    if (m_coalescer) {
+      m_coalescer->add(batch, rows);
+      if (batch.empty()) m_coalescer->flush(rows);  // idle: nothing more will join
+    } else {
+      rows.swap(batch);
+    }
+    if (!rows.empty()) {
+      write_rows();
       last_commit = now;
+      prune(std::chrono::milliseconds(500));
     } else if (now - last_commit >= heartbeat_interval) {
       try {
         m_writer.heartbeat(m_stats);
@@ -102,7 +171,13 @@ void Collector::run() {
         if (!is_lock_error(e)) throw;  // locked: the next batch or heartbeat says it
       }
       last_commit = now;
+      prune(std::chrono::milliseconds(500));
     }
+  }
+  if (m_coalescer) {
+    rows.clear();
+    m_coalescer->flush(rows);
+    if (!rows.empty()) write_rows();
   }
   m_stats.dropped = m_queue.dropped() + m_abandoned;
 }

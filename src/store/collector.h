@@ -16,17 +16,27 @@
 // the queue is closed (the run is stopping) it waits at most stop_grace more,
 // then counts the batch it could not write as dropped and fails. So at every
 // stop: received = written + dropped + excluded.
+//
+// With a coalescing window, batches pass through a Coalescer first; what it
+// still holds is written at the end (or counted as dropped if the run fails).
+// With a retention policy, the collector prunes between batches (a bounded
+// time each round, so pruning a large backlog never stalls the writing), and
+// when the disk is full it prunes the oldest segments and tries again before
+// giving up.
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/bounded_queue.h"
 #include "core/file_event.h"
 #include "core/run_stats.h"
+#include "store/coalescer.h"
+#include "store/retention.h"
 
 namespace etwaudit {
 
@@ -61,6 +71,17 @@ class Collector {
   // Events taken from the queue that were never written because run() failed.
   std::uint64_t abandoned() const { return m_abandoned; }
 
+  // Coalesce events within this window (see Coalescer); none when unset.
+  void set_coalescing(std::chrono::milliseconds window) { m_coalescer.emplace(window); }
+  // Prune under policy between batches. Its keep is counted back from the
+  // present for a live source, and from the newest event written for a file.
+  void set_retention(const RetentionPolicy& policy, bool live) {
+    m_retention = policy;
+    m_live = live;
+  }
+  // Pruning done so far by this collector.
+  const PruneResult& pruned() const { return m_pruned; }
+
   // How long a stopping collector still waits for a locked database.
   std::chrono::milliseconds stop_grace{10'000};
   // How long one attempt waits for a locked database inside SQLite (its busy
@@ -70,8 +91,10 @@ class Collector {
   std::chrono::milliseconds retry_pause{100};
 
  private:
-  // Writes batch, waiting out a locked database as described above.
-  void write(std::vector<FileEvent>& batch);
+  // Writes rows, waiting out a locked database as described above.
+  void write(std::vector<FileEvent>& rows);
+  // One round of pruning, at most budget long.
+  void prune(std::chrono::milliseconds budget);
 
   BoundedQueue<FileEvent>& m_queue;
   EventWriter& m_writer;
@@ -79,6 +102,12 @@ class Collector {
   BatchPolicy m_policy;
   std::function<void(const std::string&)> m_warn;
   std::uint64_t m_abandoned = 0;
+  std::optional<Coalescer> m_coalescer;
+  RetentionPolicy m_retention;
+  bool m_live = true;
+  std::optional<Pruner> m_pruner;  // made on first use
+  PruneResult m_pruned;
+  bool m_warned_over_size = false;
 };
 
 }  // namespace etwaudit

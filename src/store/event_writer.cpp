@@ -26,11 +26,13 @@ void bind_optional(SQLite::Statement& statement, int index, std::int64_t value, 
 // The activity table's counting columns after its key, and how a row that
 // meets an existing one adds to it.
 struct ActivitySql {
-  std::string counts = "events, first_id, last_id";
+  std::string counts = "events, rows, first_id, last_id";
+  // rows is NULL while it equals events (see sql/0003_retention.sql).
   std::string updates =
-      "events = events + excluded.events, first_id = min(first_id, excluded.first_id), "
-      "last_id = max(last_id, excluded.last_id)";
-  int count_columns = 3;
+      "events = events + excluded.events, "
+      "rows = nullif(coalesce(rows, events) + coalesce(excluded.rows, excluded.events), events + excluded.events), "
+      "first_id = min(first_id, excluded.first_id), last_id = max(last_id, excluded.last_id)";
+  int count_columns = 4;
   ActivitySql() {
     for (const ActivityColumns& op : activity_columns) {
       for (const char* column : {op.count, op.bytes}) {
@@ -63,8 +65,8 @@ std::string activity_merge_sql() {
 // INSERT of `rows` events in one statement: one statement execution per row
 // would spend more time starting and finishing the statement than inserting.
 std::string event_insert_sql(int rows) {
-  std::string sql = "INSERT INTO events (id, ts, process_id, tid, op, file_id, offset, size) VALUES ";
-  for (int i = 0; i < rows; ++i) sql += i ? ", (?, ?, ?, ?, ?, ?, ?, ?)" : "(?, ?, ?, ?, ?, ?, ?, ?)";
+  std::string sql = "INSERT INTO events (id, ts, process_id, tid, op, file_id, offset, size, count, end_offset) VALUES ";
+  for (int i = 0; i < rows; ++i) sql += i ? ", (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" : "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
   return sql;
 }
 
@@ -244,7 +246,7 @@ void EventWriter::merge_file(std::int64_t from, std::int64_t into) {
 
 std::uint64_t EventWriter::resolved_events() {
   SQLite::Statement count(m_db,
-                          "SELECT count(*) FROM events e JOIN files f ON f.file_id = e.file_id "
+                          "SELECT sum(coalesce(e.count, 1)) FROM events e JOIN files f ON f.file_id = e.file_id "
                           "WHERE e.id > ? AND e.id <= ? AND f.path IS NOT NULL");
   count.bind(1, static_cast<std::int64_t>(m_run_first_event_id));
   count.bind(2, static_cast<std::int64_t>(m_last_event_id));
@@ -319,7 +321,7 @@ void EventWriter::insert_pending() {
     for (int row = 0; row < rows; ++row) {
       const EventRow& pending = m_pending[start + row];
       const FileEvent& event = *pending.event;
-      const int base = row * 8;
+      const int base = row * 10;
       insert.bind(base + 1, pending.id);
       bind_optional(insert, base + 2, event.time, pending.id != event.time);
       insert.bind(base + 3, pending.process_id);
@@ -328,6 +330,8 @@ void EventWriter::insert_pending() {
       insert.bind(base + 6, pending.file_id);
       bind_optional(insert, base + 7, event.offset, event.offset >= 0);
       bind_optional(insert, base + 8, event.size, event.size >= 0);
+      bind_optional(insert, base + 9, event.count, event.count != 1);
+      bind_optional(insert, base + 10, event.end_offset, event.end_offset >= 0);
     }
     insert.exec();
     insert.reset();
@@ -361,7 +365,7 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
       const std::int64_t file = file_id(event.path);
       const std::int64_t process = process_id(event.process);
       if (file == 0 || process == 0 || !m_selected_ops[static_cast<std::size_t>(event.op)]) {
-        ++excluded;
+        excluded += event.count;
         continue;
       }
       const std::int64_t id = std::max(event.time, m_last_event_id + 1);
@@ -373,21 +377,22 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
       m_first_event_time = std::min(m_first_event_time, event.time);
       m_last_event_time = std::max(m_last_event_time, event.time);
       ActivityTotals& totals = m_activity[ActivityKey{m_segment.id, process, file}];
-      if (totals.events == 0) totals.first_id = id;
-      ++totals.events;
+      if (totals.rows == 0) totals.first_id = id;
+      totals.events += event.count;
+      ++totals.rows;
       totals.last_id = id;
       const auto op = static_cast<std::size_t>(event.op);
-      ++totals.count[op];
+      totals.count[op] += event.count;
       totals.bytes[op] += event.size > 0 ? event.size : 0;
       if (event.time >= minute_end) {  // the batch is in time order
         const std::int64_t minute = floor_div(event.time, ns_per_minute);
         m_minutes.push_back(MinuteTotals{minute});
         minute_end = minute < INT64_MAX / ns_per_minute ? (minute + 1) * ns_per_minute : INT64_MAX;
       }
-      ++m_minutes.back().count[op];
+      m_minutes.back().count[op] += event.count;
       m_minutes.back().bytes[op] += event.size > 0 ? event.size : 0;
-      ++written;
-      unresolved += m_file_unresolved[event.path];
+      written += event.count;
+      unresolved += m_file_unresolved[event.path] ? event.count : 0;
     }
     insert_pending();
     if (m_segment.id != 0) m_touched.push_back(m_segment);
@@ -398,6 +403,7 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
       m_upsert_activity.bind(++index, static_cast<std::int64_t>(key.process_id));
       m_upsert_activity.bind(++index, static_cast<std::int64_t>(key.file_id));
       m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.events));
+      bind_optional(m_upsert_activity, ++index, totals.rows, totals.rows != totals.events);
       m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.first_id));
       m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.last_id));
       for (int op = 0; op < op_count; ++op) {

@@ -71,6 +71,8 @@ class EventWriter {
   void end_run(const std::string& exit_reason, const RunStats& stats);
 
   std::int64_t run_id() const { return m_run_id; }
+  // Time of the newest event this writer has committed; INT64_MIN before the first.
+  std::int64_t last_event_time() const { return m_last_event_time; }
   // Events of this run whose file has a name now (after back-fill).
   std::uint64_t resolved_events();
   SQLite::Database& database() { return m_db; }
@@ -96,7 +98,8 @@ class EventWriter {
     std::size_t operator()(const ActivityKey& key) const noexcept;
   };
   struct ActivityTotals {
-    std::int64_t events = 0;
+    std::int64_t events = 0;    // events (a coalesced row counts its events)
+    std::int64_t rows = 0;      // event rows
     std::int64_t first_id = 0;
     std::int64_t last_id = 0;
     std::int64_t count[op_count] = {};  // events per Op

@@ -1,0 +1,153 @@
+#include "store/retention.h"
+
+#include <SQLiteCpp/Transaction.h>
+
+#include "core/time_format.h"
+#include "store/activity_columns.h"
+
+namespace etwaudit {
+namespace {
+
+// INSERT INTO hour_totals ... SELECT the activity of segment ?1, adding to
+// rows that exist. The per-operation columns come from activity_columns.
+std::string fold_sql() {
+  std::string columns = "events", sums = "events = events + excluded.events";
+  for (const ActivityColumns& op : activity_columns) {
+    for (const char* column : {op.count, op.bytes}) {
+      if (!column) continue;
+      columns += std::string(", ") + column;
+      sums += std::string(", ") + column + " = " + column + " + excluded." + column;
+    }
+  }
+  std::string selected;
+  for (std::size_t start = 0; start < columns.size();) {
+    std::size_t end = columns.find(", ", start);
+    if (end == std::string::npos) end = columns.size();
+    selected += (selected.empty() ? "a." : ", a.") + columns.substr(start, end - start);
+    start = end + 2;
+  }
+  return "INSERT INTO hour_totals (hour, process_id, file_id, " + columns + ") SELECT s.hour, a.process_id, a.file_id, " +
+         selected +
+         " FROM activity a JOIN segments s ON s.segment_id = a.segment_id WHERE a.segment_id = ?1"
+         " ON CONFLICT (hour, process_id, file_id) DO UPDATE SET " + sums;
+}
+
+}  // namespace
+
+std::uint64_t used_bytes(SQLite::Database& db) {
+  const std::int64_t pages = db.execAndGet("PRAGMA page_count").getInt64();
+  const std::int64_t free_pages = db.execAndGet("PRAGMA freelist_count").getInt64();
+  const std::int64_t page_size = db.execAndGet("PRAGMA page_size").getInt64();
+  return static_cast<std::uint64_t>((pages - free_pages) * page_size);
+}
+
+Pruner::Pruner(SQLite::Database& db)
+    : m_db(db),
+      m_oldest(db,
+               "SELECT segment_id FROM segments WHERE segment_id < (SELECT max(segment_id) FROM segments) "
+               "ORDER BY segment_id LIMIT 1"),
+      m_oldest_expired(db,
+                       "SELECT segment_id FROM segments WHERE max_time < ?1 AND segment_id < "
+                       "(SELECT max(segment_id) FROM segments) ORDER BY segment_id LIMIT 1"),
+      m_segment(db, "SELECT first_id, last_id, max_time FROM segments WHERE segment_id = ?1"),
+      m_fold(db, fold_sql()),
+      m_delete_events(db, "DELETE FROM events WHERE id BETWEEN ?1 AND ?2"),
+      m_delete_activity(db, "DELETE FROM activity WHERE segment_id = ?1"),
+      m_delete_segment(db, "DELETE FROM segments WHERE segment_id = ?1"),
+      m_update_retention(db,
+                         "UPDATE retention SET pruned_before = max(coalesce(pruned_before, ?1), ?1), "
+                         "pruned_segments = pruned_segments + 1, pruned_rows = pruned_rows + ?2, "
+                         "pruned_events = pruned_events + ?3, last_prune_at = ?4") {}
+
+std::int64_t Pruner::due_segment(const RetentionPolicy& policy, std::int64_t now) {
+  auto first = [](SQLite::Statement& statement) {
+    const std::int64_t id = statement.executeStep() ? statement.getColumn(0).getInt64() : 0;
+    statement.reset();
+    return id;
+  };
+  if (policy.keep_ns) {
+    m_oldest_expired.bind(1, now - *policy.keep_ns);
+    if (const std::int64_t id = first(m_oldest_expired)) return id;
+  }
+  if (policy.max_bytes && used_bytes(m_db) > *policy.max_bytes / 10 * 9) return first(m_oldest);
+  return 0;
+}
+
+void Pruner::prune_segment(std::int64_t segment_id, PruneResult& result) {
+  SQLite::Transaction transaction(m_db, SQLite::TransactionBehavior::IMMEDIATE);
+  const auto started = std::chrono::steady_clock::now();
+  m_segment.bind(1, segment_id);
+  if (!m_segment.executeStep()) {  // pruned by someone else meanwhile
+    m_segment.reset();
+    return;
+  }
+  const std::int64_t first_id = m_segment.getColumn(0).getInt64();
+  const std::int64_t last_id = m_segment.getColumn(1).getInt64();
+  const std::int64_t max_time = m_segment.getColumn(2).getInt64();
+  m_segment.reset();
+  SQLite::Statement count(m_db,
+                          "SELECT coalesce(sum(coalesce(rows, events)), 0), coalesce(sum(events), 0) "
+                          "FROM activity WHERE segment_id = ?1");
+  count.bind(1, segment_id);
+  count.executeStep();
+  const std::int64_t rows = count.getColumn(0).getInt64(), events = count.getColumn(1).getInt64();
+
+  m_fold.bind(1, segment_id);
+  m_fold.exec();
+  m_fold.reset();
+  m_delete_events.bind(1, first_id);
+  m_delete_events.bind(2, last_id);
+  m_delete_events.exec();
+  m_delete_events.reset();
+  for (SQLite::Statement* statement : {&m_delete_activity, &m_delete_segment}) {
+    statement->bind(1, segment_id);
+    statement->exec();
+    statement->reset();
+  }
+  m_update_retention.bind(1, max_time + 1);
+  m_update_retention.bind(2, rows);
+  m_update_retention.bind(3, events);
+  m_update_retention.bind(4, static_cast<std::int64_t>(now_ns()));
+  m_update_retention.exec();
+  m_update_retention.reset();
+  transaction.commit();
+  const auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+  result.longest_transaction = std::max(result.longest_transaction, took);
+  result.segments += 1;
+  result.rows += static_cast<std::uint64_t>(rows);
+  result.events += static_cast<std::uint64_t>(events);
+  result.transactions += 1;
+}
+
+PruneResult Pruner::prune(const RetentionPolicy& policy, std::int64_t now, std::chrono::milliseconds budget) {
+  PruneResult result;
+  if (!policy.enabled()) return result;
+  const auto deadline = budget == std::chrono::milliseconds::max() ? std::chrono::steady_clock::time_point::max()
+                                                                   : std::chrono::steady_clock::now() + budget;
+  for (;;) {
+    const std::int64_t segment = due_segment(policy, now);
+    if (segment == 0) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      result.budget_spent = true;
+      break;
+    }
+    prune_segment(segment, result);
+  }
+  if (policy.max_bytes && !result.budget_spent) result.over_size = used_bytes(m_db) > *policy.max_bytes / 10 * 9;
+  return result;
+}
+
+void Pruner::record_policy(const RetentionPolicy& policy) {
+  SQLite::Statement update(m_db, "UPDATE retention SET keep_ns = ?1, max_bytes = ?2");
+  if (policy.keep_ns)
+    update.bind(1, *policy.keep_ns);
+  else
+    update.bind(1);
+  if (policy.max_bytes)
+    update.bind(2, static_cast<std::int64_t>(*policy.max_bytes));
+  else
+    update.bind(2);
+  update.exec();
+}
+
+}  // namespace etwaudit

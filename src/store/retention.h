@@ -1,0 +1,80 @@
+#pragma once
+// Retention: dropping the oldest events while keeping what they add up to.
+//
+// A Pruner deletes whole segments, oldest first, one segment per transaction
+// (at most 65,536 event rows, so a transaction holds the write lock for tens
+// of milliseconds, not seconds). In the same transaction it adds the
+// segment's activity rows into hour_totals and advances retention's
+// pruned_before, so that at every commit hour_totals plus the remaining
+// activity count every event ever written (sql/0003_retention.sql).
+//
+// A segment goes when its newest event is older than keep, or while the pages
+// in use exceed 90 % of max_bytes (pages freed by deletes are reused by later
+// inserts, so the file stops growing near the cap). The newest segment is
+// never pruned: a collector may still be adding to it. Names, processes,
+// runs, hour_totals and minute_totals are never pruned; when they alone
+// outgrow max_bytes the Pruner says so and recording goes on.
+//
+// The collector prunes between its batches; `etwaudit prune` does the same
+// from another connection, each of its transactions waiting for the
+// collector's batch in progress (SQLite's write lock).
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace etwaudit {
+
+struct RetentionPolicy {
+  std::optional<std::int64_t> keep_ns;     // prune events older than this (ns before now)
+  std::optional<std::uint64_t> max_bytes;  // keep the database's pages in use under this
+  bool enabled() const { return keep_ns || max_bytes; }
+};
+
+struct PruneResult {
+  std::uint64_t segments = 0;      // segments deleted
+  std::uint64_t rows = 0;          // event rows deleted
+  std::uint64_t events = 0;        // events they stood for
+  std::uint64_t transactions = 0;  // transactions committed
+  std::chrono::microseconds longest_transaction{0};  // longest write lock held
+  bool over_size = false;          // still over max_bytes with nothing left to prune
+  bool budget_spent = false;       // stopped at the time budget with more to prune
+};
+
+// Bytes of the database's pages in use (page_count - freelist_count).
+std::uint64_t used_bytes(SQLite::Database& db);
+
+class Pruner {
+ public:
+  explicit Pruner(SQLite::Database& db);
+
+  // Prunes under policy at time now (ns) until nothing more is due, or until
+  // budget has been spent (then budget_spent is set; call again later).
+  PruneResult prune(const RetentionPolicy& policy, std::int64_t now,
+                    std::chrono::milliseconds budget = std::chrono::milliseconds::max());
+
+  // Records the policy in the retention table (for `etwaudit status`).
+  void record_policy(const RetentionPolicy& policy);
+
+ private:
+  // The oldest prunable segment under policy, or 0.
+  std::int64_t due_segment(const RetentionPolicy& policy, std::int64_t now);
+  // Deletes one segment in one transaction; adds to result.
+  void prune_segment(std::int64_t segment_id, PruneResult& result);
+
+  SQLite::Database& m_db;
+  SQLite::Statement m_oldest;          // oldest segment but the newest
+  SQLite::Statement m_oldest_expired;  // ...whose newest event is before ?
+  SQLite::Statement m_segment;         // a segment's bounds
+  SQLite::Statement m_fold;            // its activity into hour_totals
+  SQLite::Statement m_delete_events;
+  SQLite::Statement m_delete_activity;
+  SQLite::Statement m_delete_segment;
+  SQLite::Statement m_update_retention;
+};
+
+}  // namespace etwaudit

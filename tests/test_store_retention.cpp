@@ -1,0 +1,189 @@
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <tuple>
+
+#include "core/time_format.h"
+#include "store/collection.h"
+#include "store/database.h"
+#include "store/event_writer.h"
+#include "store/retention.h"
+#include "temp_dir.h"
+
+using namespace etwaudit;
+using etwaudit::test::TempDir;
+
+namespace {
+
+constexpr std::int64_t t0 = 1796206530LL * ns_per_second;  // 2026-12-02T10:15:30Z
+
+// (hour, image, path, op) -> events, bytes
+using Totals = std::map<std::tuple<std::int64_t, std::string, std::string, int>, std::pair<std::int64_t, std::int64_t>>;
+
+// What the database says it holds, kept and pruned together: hour_totals plus
+// the activity of the segments still there, per hour, process, file and op.
+Totals stored_totals(SQLite::Database& db) {
+  std::string columns[][2] = {{"reads", "read_bytes"},   {"writes", "write_bytes"}, {"opens", ""},
+                              {"closes", ""},            {"cleanups", ""},          {"creates", ""},
+                              {"deletes", ""},           {"renames", ""},           {"set_infos", ""},
+                              {"flushes", ""},           {"disk_reads", "disk_read_bytes"},
+                              {"disk_writes", "disk_write_bytes"}, {"close_writes", ""}};
+  Totals totals;
+  for (int op = 0; op < op_count; ++op) {
+    const std::string count = columns[op][0], bytes = columns[op][1].empty() ? "0" : columns[op][1];
+    SQLite::Statement query(db,
+                            "SELECT t.hour, p.image, f.path, sum(t." + count + "), sum(t.b) FROM ("
+                            "  SELECT hour, process_id, file_id, " + count + ", " + bytes + " AS b FROM hour_totals"
+                            "  UNION ALL SELECT s.hour, a.process_id, a.file_id, a." + count + ", " +
+                                (columns[op][1].empty() ? "0" : "a." + bytes) +
+                            "  FROM activity a JOIN segments s USING (segment_id)) t"
+                            " JOIN processes p USING (process_id) JOIN files f USING (file_id)"
+                            " GROUP BY 1, 2, 3 HAVING sum(t." + count + ") > 0");
+    while (query.executeStep())
+      totals[{query.getColumn(0).getInt64(), query.getColumn(1).getString(), query.getColumn(2).getString(), op}] = {
+          query.getColumn(3).getInt64(), query.getColumn(4).getInt64()};
+  }
+  return totals;
+}
+
+struct RandomEvents {
+  std::mt19937_64 random{12345};
+  std::int64_t time = t0;
+  Totals expected;
+  std::int64_t events = 0;
+  std::int64_t step = 2 * ns_per_second;  // mean time between events: 2 s is about 1,000 events an hour
+
+  std::vector<FileEvent> batch(Catalog& catalog, int size) {
+    std::vector<FileEvent> batch;
+    for (int i = 0; i < size; ++i) {
+      time += static_cast<std::int64_t>(random() % static_cast<std::uint64_t>(2 * step));
+      FileEvent event;
+      event.time = time;
+      const int process = static_cast<int>(random() % 5);
+      const std::string image = "/usr/bin/p" + std::to_string(process);
+      const std::string path = "/data/f" + std::to_string(random() % 40);
+      event.process = catalog.intern_process(1000 + process, 0, image);
+      event.path = catalog.intern_path(path);
+      event.op = static_cast<Op>(random() % op_count);
+      const bool sized = event.op == Op::read || event.op == Op::write;
+      event.size = sized ? static_cast<std::int64_t>(random() % 100000) : -1;
+      event.count = random() % 4 == 0 ? 1 + static_cast<std::uint32_t>(random() % 50) : 1;  // some coalesced rows
+      auto& [count, bytes] = expected[{floor_div(event.time, ns_per_hour), image, path, static_cast<int>(event.op)}];
+      count += event.count;
+      bytes += sized ? event.size : 0;
+      events += event.count;
+      batch.push_back(event);
+    }
+    return batch;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("hourly totals and kept activity always add up to every event, through batches, prunes and restarts",
+          "[retention]") {
+  TempDir dir;
+  const std::string path = dir.file("audit.db");
+  RandomEvents input;
+  for (int restart = 0; restart < 3; ++restart) {
+    WriteDatabase database(path);
+    Catalog catalog;
+    RunStats stats;
+    EventWriter writer(database.db(), catalog, SelfExclusion{});
+    writer.begin_run("test", "host");
+    Pruner pruner(database.db());
+    for (int round = 0; round < 8; ++round) {
+      auto batch = input.batch(catalog, 1000 + round * 300);
+      writer.write_batch(batch, stats);
+      // Keep the last two hours of raw events.
+      pruner.prune(RetentionPolicy{2 * ns_per_hour, std::nullopt}, writer.last_event_time());
+      REQUIRE(stored_totals(database.db()) == input.expected);
+    }
+    writer.end_run("end of input", stats);
+  }
+  WriteDatabase database(path);
+  auto& db = database.db();
+  CHECK(db.execAndGet("SELECT count(*) FROM hour_totals").getInt64() > 0);
+  CHECK(db.execAndGet("SELECT pruned_segments FROM retention").getInt64() > 0);
+  // Every kept event is after pruned_before, and minute totals still count everything.
+  CHECK(db.execAndGet("SELECT count(*) FROM events WHERE coalesce(ts, id) < (SELECT pruned_before FROM retention)")
+            .getInt64() == 0);
+  CHECK(db.execAndGet("SELECT sum(events) FROM minute_totals").getInt64() == input.events);
+  CHECK(db.execAndGet("SELECT sum(events_written) FROM collector_runs").getInt64() == input.events);
+  CHECK(db.execAndGet("PRAGMA integrity_check").getString() == "ok");
+}
+
+TEST_CASE("a size cap prunes the oldest segments, the file stops growing, and recording goes on", "[retention]") {
+  TempDir dir;
+  const std::string path = dir.file("audit.db");
+  WriteDatabase database(path);
+  Catalog catalog;
+  RunStats stats;
+  EventWriter writer(database.db(), catalog, SelfExclusion{});
+  writer.begin_run("test", "host");
+  Pruner pruner(database.db());
+  RandomEvents input;
+  input.step = ns_per_second / 1000;  // a busy machine: the totals stay small beside the events
+  const std::uint64_t cap = 4 << 20;
+  std::vector<std::uint64_t> sizes;
+  for (int round = 0; round < 60; ++round) {
+    auto batch = input.batch(catalog, 20000);
+    writer.write_batch(batch, stats);
+    const PruneResult pruned = pruner.prune(RetentionPolicy{std::nullopt, cap}, writer.last_event_time());
+    CHECK_FALSE(pruned.over_size);
+    CHECK(used_bytes(database.db()) <= cap);
+    database.db().exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    sizes.push_back(std::filesystem::file_size(path));
+  }
+  CHECK(stats.written == static_cast<std::uint64_t>(input.events));
+  CHECK(database.db().execAndGet("SELECT pruned_segments FROM retention").getInt64() > 10);
+  // The last half of the run reused freed pages: the file grew only by what
+  // the long-term totals and names added (the events tripled meanwhile).
+  CHECK(sizes.back() <= sizes[sizes.size() / 2] * 102 / 100);
+  CHECK(sizes.back() <= cap + (1 << 20));
+  CHECK(stored_totals(database.db()) == input.expected);
+}
+
+TEST_CASE("the newest segment is never pruned, whatever the policy", "[retention]") {
+  TempDir dir;
+  WriteDatabase database(dir.file("audit.db"));
+  Catalog catalog;
+  RunStats stats;
+  EventWriter writer(database.db(), catalog, SelfExclusion{});
+  writer.begin_run("test", "host");
+  RandomEvents input;
+  auto batch = input.batch(catalog, 100);
+  writer.write_batch(batch, stats);
+  Pruner pruner(database.db());
+  pruner.prune(RetentionPolicy{1, 1}, writer.last_event_time() + 100 * ns_per_hour);
+  auto& db = database.db();
+  CHECK(db.execAndGet("SELECT count(*) FROM segments").getInt64() == 1);
+  CHECK(db.execAndGet("SELECT count(*) FROM events WHERE id >= (SELECT first_id FROM segments)").getInt64() ==
+        db.execAndGet("SELECT events FROM segments").getInt64());
+  CHECK(stored_totals(db) == input.expected);
+}
+
+TEST_CASE("a database written by schema version 2 migrates in place and keeps its data", "[retention][migration]") {
+  TempDir dir;
+  const std::string path = dir.file("v2.db");
+  std::filesystem::copy_file(ETWAUDIT_TEST_FIXTURES "/schema-v2.db", path);
+  {
+    SQLite::Database before(path, SQLite::OPEN_READONLY);
+    REQUIRE(before.execAndGet("PRAGMA user_version").getInt() == 2);
+  }
+  WriteDatabase database(path);
+  auto& db = database.db();
+  CHECK(db.execAndGet("PRAGMA user_version").getInt() == program_schema_version());
+  CHECK(db.execAndGet("SELECT count(*) FROM events").getInt() == 163);
+  CHECK(db.execAndGet("SELECT count(*) FROM v_events WHERE count = 1 AND end_offset IS NULL").getInt() == 163);
+  CHECK(db.execAndGet("SELECT sum(events) FROM activity").getInt() == 163);
+  CHECK(db.execAndGet("SELECT sum(events) FROM minute_totals").getInt() == 163);
+  CHECK(db.execAndGet("SELECT count(*) FROM hour_totals").getInt() == 0);
+  CHECK(db.execAndGet("SELECT pruned_before IS NULL FROM retention").getInt() == 1);
+  CHECK(db.execAndGet("SELECT events_written FROM collector_runs").getInt() == 163);
+  CHECK(db.execAndGet("PRAGMA integrity_check").getString() == "ok");
+}
