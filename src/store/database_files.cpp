@@ -56,13 +56,13 @@ bool token_is_elevated(HANDLE token) {
   return GetTokenInformation(token, TokenElevation, &elevation, sizeof elevation, &size) && elevation.TokenIsElevated;
 }
 
-// The SID of the token's user, in buf.
-PSID token_user(HANDLE token, std::vector<unsigned char>& buf) {
+// The SID of the token's user, kept in buffer.
+PSID token_user(HANDLE token, std::vector<unsigned char>& buffer) {
   DWORD size = 0;
   GetTokenInformation(token, TokenUser, nullptr, 0, &size);
-  buf.resize(size);
-  if (size == 0 || !GetTokenInformation(token, TokenUser, buf.data(), size, &size)) return nullptr;
-  return reinterpret_cast<TOKEN_USER*>(buf.data())->User.Sid;
+  buffer.resize(size);
+  if (size == 0 || !GetTokenInformation(token, TokenUser, buffer.data(), size, &size)) return nullptr;
+  return reinterpret_cast<TOKEN_USER*>(buffer.data())->User.Sid;
 }
 
 // Owns what LocalAlloc returned.
