@@ -211,6 +211,39 @@ TEST_CASE("a database in a missing directory is an error, exit 1", "[cli]") {
   CHECK_THAT(result.err, Catch::Contains("cannot open database") && Catch::Contains("does not exist"));
 }
 
+TEST_CASE("collect makes a database only its user can read, whatever the umask", "[cli][protection]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db");
+  const mode_t previous = umask(0);  // the child inherits it
+  auto collect = run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db});
+  umask(previous);
+  REQUIRE(collect.exit_code == 0);
+  struct stat status {};
+  REQUIRE(stat(db.c_str(), &status) == 0);
+  CHECK((status.st_mode & 07777) == 0600);
+}
+
+TEST_CASE("collect refuses a database others can write, before writing anything", "[cli][protection]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db");
+  REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db}).exit_code == 0);
+  REQUIRE(chmod(db.c_str(), 0660) == 0);
+  const auto before = read_file(db);
+  auto refused = run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db});
+  CHECK(refused.exit_code == 1);
+  CHECK_THAT(refused.err,
+             Catch::Contains("cannot open database '" + db + "': '" + db + "' is writable by its group (mode 0660)"));
+  CHECK(read_file(db) == before);
+
+  const auto link = dir.file("link.db");
+  fs::create_symlink(db, link);
+  REQUIRE(chmod(db.c_str(), 0600) == 0);
+  refused = run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", link});
+  CHECK(refused.exit_code == 1);
+  CHECK_THAT(refused.err, Catch::Contains("'" + link + "' is a symbolic link"));
+  CHECK(read_file(db) == before);
+}
+
 TEST_CASE("a bad replay line stops the run with exit 1 and keeps the events before it", "[cli]") {
   TempDir dir;
   const auto input = dir.file("events.jsonl"), db = dir.file("audit.db");

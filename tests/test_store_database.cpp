@@ -6,8 +6,14 @@
 
 #include "core/error.h"
 #include "store/database.h"
+#include "store/database_files.h"
 #include "store/embedded_sql.h"
 #include "temp_dir.h"
+
+#ifndef _WIN32
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
 
 using namespace etwaudit;
 using etwaudit::test::TempDir;
@@ -166,3 +172,164 @@ TEST_CASE("a schema v1 database gets minute totals computed from its events", "[
                   rows.getColumn(2).getString() + "|" + rows.getColumn(3).getString());
   CHECK(got == std::vector<std::string>{"-1|2|1|0", "29936760|0|2|120", "29936761|1|1|0"});
 }
+
+#ifndef _WIN32
+
+namespace {
+mode_t mode_of(const std::string& path) {
+  struct stat status {};
+  REQUIRE(::lstat(path.c_str(), &status) == 0);
+  return status.st_mode & 07777;
+}
+
+// Sets the process umask for one scope.
+class ScopedUmask {
+ public:
+  explicit ScopedUmask(mode_t mask) : m_previous(::umask(mask)) {}
+  ~ScopedUmask() { ::umask(m_previous); }
+
+ private:
+  mode_t m_previous;
+};
+
+// A database another writer made and closed.
+std::string existing_database(const TempDir& dir, const std::string& name = "audit.db") {
+  const auto path = dir.file(name);
+  { WriteDatabase database(path); }
+  return path;
+}
+
+std::string contents_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+}  // namespace
+
+TEST_CASE("a new database, its -wal and its -shm are 0600 whatever the umask", "[database][protection]") {
+  for (mode_t mask : {0000, 0022, 0277}) {
+    INFO("umask " << std::oct << mask);
+    TempDir dir;  // made under the usual umask: 0277 would leave it unwritable
+    ScopedUmask umask(mask);
+    const auto path = dir.file("audit.db");
+    WriteDatabase database(path);
+    database.db().exec("CREATE TABLE scratch (x); INSERT INTO scratch VALUES (1)");
+    CHECK(mode_of(path) == 0600);
+    CHECK(mode_of(path + "-wal") == 0600);
+    CHECK(mode_of(path + "-shm") == 0600);
+  }
+}
+
+TEST_CASE("a database shared with its group on purpose keeps its mode", "[database][protection]") {
+  TempDir dir;
+  const auto path = existing_database(dir);
+  REQUIRE(::chmod(path.c_str(), 0640) == 0);
+  WriteDatabase database(path);
+  CHECK(mode_of(path) == 0640);
+  CHECK(mode_of(path + "-wal") == 0640);
+}
+
+TEST_CASE("a database others can write is refused, untouched, with the file and the reason", "[database][protection]") {
+  TempDir dir;
+  const auto path = existing_database(dir);
+  const auto before = contents_of(path);
+  REQUIRE(::chmod(path.c_str(), 0660) == 0);
+  CHECK(error_of([&] { WriteDatabase database(path); }) ==
+        "cannot open database '" + path + "': '" + path +
+            "' is writable by its group (mode 0660), who could change or forge its records (remove that with chmod "
+            "go-w)");
+  REQUIRE(::chmod(path.c_str(), 0602) == 0);
+  CHECK_THAT(error_of([&] { WriteDatabase database(path); }),
+             Catch::Contains("'" + path + "' is writable by every user (mode 0602)"));
+  REQUIRE(::chmod(path.c_str(), 0666) == 0);
+  CHECK_THAT(error_of([&] { WriteDatabase database(path); }),
+             Catch::Contains("'" + path + "' is writable by its group and every user (mode 0666)"));
+  CHECK(contents_of(path) == before);
+  CHECK(mode_of(path) == 0666);
+  CHECK_FALSE(fs::exists(path + "-wal"));
+  CHECK_FALSE(fs::exists(path + "-shm"));
+}
+
+TEST_CASE("a symbolic link at the database path is refused, even to a sound database", "[database][protection]") {
+  TempDir dir;
+  const auto target = existing_database(dir, "real.db");
+  const auto before = contents_of(target);
+  const auto link = dir.file("audit.db");
+  fs::create_symlink(target, link);
+  CHECK(error_of([&] { WriteDatabase database(link); }) ==
+        "cannot open database '" + link + "': '" + link +
+            "' is a symbolic link: etwaudit writes only to the file itself (give its real path)");
+  CHECK(contents_of(target) == before);
+  // A dangling link is not followed to create its target either.
+  const auto dangling = dir.file("dangling.db");
+  fs::create_symlink(dir.file("elsewhere.db"), dangling);
+  CHECK_THAT(error_of([&] { WriteDatabase database(dangling); }), Catch::Contains("is a symbolic link"));
+  CHECK_FALSE(fs::exists(dir.file("elsewhere.db")));
+  CHECK(fs::is_symlink(dangling));
+}
+
+TEST_CASE("something other than a regular file at the database path is refused", "[database][protection]") {
+  TempDir dir;
+  const auto fifo = dir.file("audit.db");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(error_of([&] { WriteDatabase database(fifo); }) ==
+        "cannot open database '" + fifo + "': '" + fifo + "' is not a regular file");
+}
+
+TEST_CASE("a -wal, -shm or -journal left beside the database must be as safe as the database",
+          "[database][protection]") {
+  TempDir dir;
+  const auto path = existing_database(dir);
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+    const auto side = path + suffix;
+    INFO(side);
+    { std::ofstream(side) << std::string(64, '\0'); }
+    REQUIRE(::chmod(side.c_str(), 0602) == 0);
+    CHECK_THAT(error_of([&] { WriteDatabase database(path); }),
+               Catch::StartsWith("cannot open database '" + path + "': '" + side + "' is writable by every user"));
+    fs::remove(side);
+    fs::create_symlink(dir.file("elsewhere"), side);
+    CHECK_THAT(error_of([&] { WriteDatabase database(path); }), Catch::Contains("'" + side + "' is a symbolic link"));
+    CHECK_FALSE(fs::exists(dir.file("elsewhere")));
+    fs::remove(side);
+  }
+}
+
+TEST_CASE("a -wal or -shm readable by more users than the database is narrowed to its mode", "[database][protection]") {
+  TempDir dir;
+  const auto path = existing_database(dir);
+  REQUIRE(mode_of(path) == 0600);
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+    const auto side = path + suffix;
+    { std::ofstream(side) << "left over by a crash"; }
+    REQUIRE(::chmod(side.c_str(), 0644) == 0);
+    check_database_files(path);
+    CHECK(mode_of(side) == 0600);
+    CHECK(contents_of(side) == "left over by a crash");
+    fs::remove(side);
+  }
+}
+
+TEST_CASE("a database file another user owns is refused, even to root", "[database][protection]") {
+  if (::geteuid() != 0) {
+    WARN("skipped: needs root to give a file to another user (chown)");
+    return;
+  }
+  TempDir dir;
+  const uid_t nobody = 65534;
+  const auto path = existing_database(dir);
+  const auto before = contents_of(path);
+  REQUIRE(::chown(path.c_str(), nobody, nobody) == 0);
+  CHECK_THAT(error_of([&] { WriteDatabase database(path); }),
+             Catch::StartsWith("cannot open database '" + path + "': '" + path + "' belongs to ") &&
+                 Catch::Contains("(65534), not to root (0) who runs etwaudit"));
+  CHECK(contents_of(path) == before);
+
+  REQUIRE(::chown(path.c_str(), 0, 0) == 0);
+  const auto wal = path + "-wal";
+  { std::ofstream(wal) << std::string(64, '\0'); }
+  REQUIRE(::chmod(wal.c_str(), 0600) == 0);
+  REQUIRE(::chown(wal.c_str(), nobody, nobody) == 0);
+  CHECK_THAT(error_of([&] { WriteDatabase database(path); }), Catch::Contains("'" + wal + "' belongs to "));
+}
+
+#endif

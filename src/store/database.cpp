@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "store/database_files.h"
 #include "store/embedded_sql.h"
 
 namespace etwaudit {
@@ -116,9 +117,19 @@ void migrate(SQLite::Database& db) {
 
 WriteDatabase::WriteDatabase(const std::string& path) : m_path(path) {
   configure_sqlite();
-  std::error_code error;
-  const bool existed = fs::exists(path, error);
+  // The file is made here rather than by SQLite, for its mode or DACL (see
+  // database_files.h); SQLite's side files follow the file's mode.
+  bool existed = false;
   try {
+    existed = !create_private_file(path);
+  } catch (const std::system_error& e) {
+    throw Error("cannot open database '" + path + "': " + explain_open_failure(path, e.code().message()));
+  }
+  try {
+    // Before SQLite reads or writes anything. (Not SQLite's OPEN_NOFOLLOW: it
+    // refuses a link anywhere in the path, such as a linked home folder; the
+    // writer lock opens the file without following a link put there since.)
+    check_database_files(path);
     try {
       m_db =
           std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE | SQLite::OPEN_NOMUTEX);
@@ -137,6 +148,8 @@ WriteDatabase::WriteDatabase(const std::string& path) : m_path(path) {
       m_db->exec("PRAGMA cache_size = -32768");  // 32 MiB
       m_db->exec("PRAGMA wal_autocheckpoint = 4096");
       migrate(*m_db);
+      // The schema is all they hold yet: no event is written before this.
+      protect_side_files(path);
     } catch (const SQLite::Exception& e) {
       throw Error("cannot open database '" + path + "': " + e.what());
     }

@@ -59,7 +59,7 @@ bool WriterLock::try_lock(const std::string& path) {
   // Opened read-only: flock does not need write access, and the descriptor
   // stays open until after SQLite closes the file (closing any descriptor of a
   // file drops the process's fcntl locks on it, SQLite's included).
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) throw Error("cannot open database '" + path + "' to lock it: " + std::strerror(errno));
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     ::close(fd);
