@@ -1,8 +1,9 @@
 -- name: recent
 -- description: The latest events, newest first.
 -- param: limit  rows (default 50)
+-- reads: events
 SELECT iso_time(e.time) AS time, p.pid, p.image AS process, o.name AS op,
-       f.name AS path, e.offset, e.size
+       f.name AS path, e.offset, e.size, e.count
 FROM newest_events AS e
 JOIN processes AS p ON p.process_id = e.process_id
 JOIN v_files AS f ON f.file_id = e.file_id

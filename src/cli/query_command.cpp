@@ -49,6 +49,27 @@ std::int64_t bucket_ns(const std::string& bucket) {
   throw UsageError("--bucket '" + bucket + "': expected 1m, 1h or 1d");
 }
 
+// A report over time whose raw events were pruned answers from the hourly
+// totals (or, if it lists events, cannot go back that far): say so.
+void say_what_was_pruned(SQLite::Database& db, const Report& report, const QueryFilters& filters) {
+  SQLite::Statement retention(db, "SELECT pruned_before FROM retention WHERE pruned_before IS NOT NULL");
+  if (!retention.executeStep()) return;
+  const std::int64_t pruned_before = retention.getColumn(0).getInt64();
+  if (filters.since && *filters.since >= pruned_before) return;
+  const std::string when = format_iso8601(pruned_before);
+  std::string note;
+  if (!report.lists_events)
+    note = "events before " + when + " were pruned (retention); before then these figures come from hourly totals, "
+           "which count whole hours";
+  else if (filters.until && *filters.until < pruned_before)
+    note = "no events are kept for this range: events before " + when +
+           " were pruned (retention); top-files, top-processes, process-activity, timeline and summary still answer "
+           "from hourly totals";
+  else
+    note = "events before " + when + " were pruned (retention): this listing has none older";
+  std::cerr << "etwaudit query: note: " << note << "\n";
+}
+
 }  // namespace
 
 int query_command(int argc, const char* const* argv) {
@@ -156,6 +177,8 @@ int query_command(int argc, const char* const* argv) {
   auto db = open_read_only(args["db"].as<std::string>());
   prepare_read_connection(*db);
   const std::vector<Table> results = run_statements(*db, statements, filters, params);
+
+  if (args.count("report")) say_what_was_pruned(*db, *find_report(args["report"].as<std::string>()), filters);
 
   std::ofstream file;
   if (args.count("output")) {

@@ -166,14 +166,26 @@ std::string activity_select_list(const QueryFilters& filters, const std::string&
   return activity_events(filters, source) + " AS events" + columns;
 }
 
-// The same columns for a single event e (for segments at the window's edges).
+// Lower bound of the event rows of an activity row that match the --op
+// operations: rows - (events - selected events), at least 1 when any match.
+// Exact when no row is coalesced (rows = events); the listings use it to know
+// where their :limit rows lie.
+std::string activity_rows(const QueryFilters& filters, const std::string& source) {
+  const std::string rows = "coalesce(" + source + "rows, " + source + "events)";
+  if (filters.ops.empty()) return rows;
+  const std::string selected = "(" + activity_events(filters, source) + ")";
+  return "max(" + rows + " - " + source + "events + " + selected + ", min(1, " + selected + "))";
+}
+
+// The same columns for a single event row e (for segments at the window's
+// edges); a coalesced row counts its events.
 std::string counted_select_list(const QueryFilters& filters) {
-  std::string columns = "1 AS events";
+  std::string columns = "coalesce(e.count, 1) AS events";
   for (const ActivityColumns& column : activity_columns) {
     const bool on =
         filters.ops.empty() || std::find(filters.ops.begin(), filters.ops.end(), column.op) != filters.ops.end();
     const std::string op = std::to_string(static_cast<int>(column.op));
-    columns += std::string(", ") + (on ? "(e.op = " + op + ")" : "0") + " AS " + column.count;
+    columns += std::string(", ") + (on ? "(e.op = " + op + ") * coalesce(e.count, 1)" : "0") + " AS " + column.count;
     if (column.bytes)
       columns += std::string(", ") + (on ? "CASE WHEN e.op = " + op + " THEN coalesce(e.size, 0) ELSE 0 END" : "0") +
                  " AS " + column.bytes;
@@ -225,7 +237,7 @@ std::string windowed_minutes(const QueryFilters& filters) {
   if (filters.process || filters.path)
     return "windowed_minutes(minute, op, events, bytes) AS (\n"
            "  SELECT minute, op, events, " + bytes + " FROM (\n"
-           "    SELECT time - (time % 60000000000 + 60000000000) % 60000000000 AS minute, op, count(*) AS events,\n"
+           "    SELECT time - (time % 60000000000 + 60000000000) % 60000000000 AS minute, op, sum(count) AS events,\n"
            "           sum(coalesce(size, 0)) AS bytes\n"
            "    FROM windowed_events GROUP BY 1, 2))";
   return "windowed_minutes(minute, op, events, bytes) AS (\n"
@@ -234,8 +246,8 @@ std::string windowed_minutes(const QueryFilters& filters) {
          "    WHERE m.minute BETWEEN coalesce(:first_minute, -9223372036854775807)"
          " AND coalesce(:last_minute, 9223372036854775807)" + op_condition(filters, "m") + "\n"
          "    UNION ALL\n"
-         "    SELECT time - (time % 60000000000 + 60000000000) % 60000000000, op, count(*), sum(coalesce(size, 0))\n"
-         "    FROM (SELECT coalesce(e.ts, e.id) AS time, e.op, e.size\n"
+         "    SELECT time - (time % 60000000000 + 60000000000) % 60000000000, op, sum(count), sum(coalesce(size, 0))\n"
+         "    FROM (SELECT coalesce(e.ts, e.id) AS time, e.op, e.size, coalesce(e.count, 1) AS count\n"
          "          FROM window_segments w CROSS JOIN events e ON e.id BETWEEN w.first_id AND w.last_id, bounds b\n"
          "          WHERE (w.min_time < :whole_minutes_from OR w.max_time >= :whole_minutes_to)\n"
          "            AND coalesce(e.ts, e.id) BETWEEN b.lo AND b.hi" + op_condition(filters) + "\n"
@@ -265,13 +277,15 @@ std::string filter_ctes(const QueryFilters& filters) {
   const std::string picked_processes = "(SELECT process_id FROM processes WHERE process_match(:process, pid, image))";
   const std::string picked_files = "(SELECT file_id FROM files WHERE path_match(:path, coalesce(path, nt_path)))";
   // The same filters on activity rows (a) and on events (e).
-  std::string on_activity, on_events;
+  std::string on_activity, on_totals, on_events;
   if (filters.process) {
     on_activity += " AND a.process_id IN " + picked_processes;
+    on_totals += " AND h.process_id IN " + picked_processes;
     on_events += " AND e.process_id IN " + picked_processes;
   }
   if (filters.path) {
     on_activity += " AND a.file_id IN " + picked_files;
+    on_totals += " AND h.file_id IN " + picked_files;
     on_events += " AND e.file_id IN " + picked_files;
   }
   on_events += " AND coalesce(e.ts, e.id) BETWEEN b.lo AND b.hi" + op_condition(filters);
@@ -283,7 +297,9 @@ std::string filter_ctes(const QueryFilters& filters) {
                                   ? "activity a CROSS JOIN window_segments w ON w.segment_id = a.segment_id"
                                   : "window_segments w CROSS JOIN activity a ON a.segment_id = w.segment_id";
   const std::string event_columns =
-      "e.id, coalesce(e.ts, e.id), e.process_id, e.tid, e.op, e.file_id, e.offset, e.size";
+      "e.id, coalesce(e.ts, e.id), e.process_id, e.tid, e.op, e.file_id, e.offset, e.size, coalesce(e.count, 1), "
+      "e.end_offset";
+  const std::string event_names = "(id, time, process_id, tid, op, file_id, offset, size, count, end_offset)";
 
   std::string sql =
       "bounds(lo, hi) AS (SELECT coalesce(:since, -9223372036854775807), coalesce(:until, 9223372036854775807)),\n"
@@ -297,7 +313,7 @@ std::string filter_ctes(const QueryFilters& filters) {
     sql +=
         "located_rows(first_id, last_id, min_time, max_time, events) AS (\n"
         "  SELECT a.first_id, a.last_id, w.min_time, w.max_time,\n"
-        "         CASE WHEN w.inside THEN " + activity_events(filters, "a.") + " ELSE 0 END\n"
+        "         CASE WHEN w.inside THEN " + activity_rows(filters, "a.") + " ELSE 0 END\n"
         "  FROM " + located + " WHERE 1" + on_activity + "),\n"
         "located_ranges(first_id, last_id, island) AS (\n"
         "  SELECT first_id, last_id, sum(starts) OVER (ORDER BY first_id ROWS UNBOUNDED PRECEDING) FROM (\n"
@@ -307,7 +323,7 @@ std::string filter_ctes(const QueryFilters& filters) {
         "    FROM located_rows)),\n"
         "event_ranges(first_id, last_id) AS (\n"
         "  SELECT min(first_id), max(last_id) FROM located_ranges GROUP BY island),\n"
-        "windowed_events(id, time, process_id, tid, op, file_id, offset, size) AS (\n"
+        "windowed_events" + event_names + " AS (\n"
         "  SELECT " + event_columns + "\n"
         "  FROM event_ranges r CROSS JOIN events e ON e.id BETWEEN r.first_id AND r.last_id, bounds b\n"
         "  WHERE 1" + on_events + "),\n"
@@ -321,7 +337,7 @@ std::string filter_ctes(const QueryFilters& filters) {
         "  FROM (SELECT first_id, sum(events) OVER (ORDER BY last_id DESC ROWS UNBOUNDED PRECEDING) - events AS newer\n"
         "        FROM located_rows WHERE events > 0)\n"
         "  WHERE newer < coalesce(:limit, 50)),\n"
-        "newest_events(id, time, process_id, tid, op, file_id, offset, size) AS (\n"
+        "newest_events" + event_names + " AS (\n"
         "  SELECT " + event_columns + "\n"
         "  FROM newest_bound n CROSS JOIN event_ranges r CROSS JOIN events e\n"
         "       ON e.id BETWEEN max(r.first_id, n.id) AND r.last_id, bounds b\n"
@@ -336,14 +352,14 @@ std::string filter_ctes(const QueryFilters& filters) {
         "      SELECT max_time, sum(events) OVER (ORDER BY max_time ROWS UNBOUNDED PRECEDING) AS up_to\n"
         "      FROM located_rows WHERE events > 0)\n"
         "    WHERE up_to >= coalesce(:limit, 1000)) AS u),\n"
-        "oldest_events(id, time, process_id, tid, op, file_id, offset, size) AS (\n"
+        "oldest_events" + event_names + " AS (\n"
         "  SELECT " + event_columns + "\n"
         "  FROM oldest_bound o CROSS JOIN event_ranges r CROSS JOIN events e\n"
         "       ON e.id BETWEEN r.first_id AND min(r.last_id, o.last_id), bounds b\n"
         "  WHERE r.first_id <= o.last_id AND coalesce(e.ts, e.id) <= o.time" + on_events + "),\n";
   } else {
     sql +=
-        "windowed_events(id, time, process_id, tid, op, file_id, offset, size) AS (\n"
+        "windowed_events" + event_names + " AS (\n"
         "  SELECT " + event_columns + "\n"
         "  FROM events e, bounds b\n"
         "  WHERE e.id BETWEEN (SELECT min(first_id) FROM window_segments) AND (SELECT max(last_id) FROM window_segments)"
@@ -362,7 +378,7 @@ std::string filter_ctes(const QueryFilters& filters) {
                  "    FROM window_segments WHERE inside)\n"
                  "  WHERE up_to >= coalesce(:limit, 1000)),\n"
                : "oldest_bound(time) AS (SELECT 9223372036854775807),\n") +
-        "oldest_events(id, time, process_id, tid, op, file_id, offset, size) AS (\n"
+        "oldest_events" + event_names + " AS (\n"
         "  SELECT " + event_columns + "\n"
         "  FROM events e, bounds b, oldest_bound o\n"
         "  WHERE e.id BETWEEN (SELECT min(first_id) FROM window_segments)"
@@ -380,7 +396,13 @@ std::string filter_ctes(const QueryFilters& filters) {
       "  UNION ALL\n"
       "  SELECT w.segment_id, w.hour, e.process_id, e.file_id, " + counted_select_list(filters) + "\n"
       "  FROM window_segments w CROSS JOIN events e ON e.id BETWEEN w.first_id AND w.last_id, bounds b\n"
-      "  WHERE NOT w.inside" + on_events + "),\n" +
+      "  WHERE NOT w.inside" + on_events + "\n"
+      // Pruned events live on as hourly totals: every hour the window touches.
+      "  UNION ALL\n"
+      "  SELECT NULL, h.hour, h.process_id, h.file_id, " + activity_select_list(filters, "h.") + "\n"
+      "  FROM hour_totals h\n"
+      "  WHERE h.hour BETWEEN coalesce(:first_hour, -9223372036854775807) AND coalesce(:last_hour, 9223372036854775807)" +
+      on_totals + "),\n" +
       windowed_minutes(filters) + ",\n";
   // Per operation: without a process or path the minute totals hold them
   // (a few thousand rows a day); with one, the matching activity rows.
@@ -412,6 +434,8 @@ void add_filter_params(const QueryFilters& filters, Params& params) {
     params["last_minute"] = std::to_string(last);
     params["whole_minutes_to"] = std::to_string((last + 1) * ns_per_minute);
   }
+  if (filters.since) params["first_hour"] = std::to_string(floor_div(*filters.since, ns_per_hour));
+  if (filters.until) params["last_hour"] = std::to_string(floor_div(*filters.until, ns_per_hour));
   if (filters.process) params["process"] = *filters.process;
   if (filters.path) params["path"] = *filters.path;
 }

@@ -76,6 +76,7 @@ Report parse_report(const std::string& file_name, const std::string& text) {
         if (key == "name") report.name = value;
         if (key == "description") report.description = value;
         if (key == "argument") report.argument = value.substr(0, value.find_first_of(" \t"));
+        if (key == "reads") report.lists_events = value == "events";
         if (key == "param") {
           auto space = value.find_first_of(" \t");
           report.params.emplace_back(value.substr(0, space),

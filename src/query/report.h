@@ -7,6 +7,8 @@
 //   -- description: Who touched a path or glob, in time order.
 //   -- argument: path      the positional argument sets the --path filter
 //   -- param: limit  rows (default 1000)
+//   -- reads: events      (optional) it lists events, which pruning removes;
+//                         other reports add up totals, which survive it
 //   -- section: events     (optional; starts a new statement in reports with several)
 //   SELECT ...
 //
@@ -31,6 +33,7 @@ struct Report {
   std::string name;
   std::string description;
   std::string argument;                                     // "path", "process" or empty
+  bool lists_events = false;                                // "-- reads: events": needs the raw events
   std::vector<std::pair<std::string, std::string>> params;  // name, what it means
   std::vector<ReportSection> sections;
 };
