@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/time_format.h"
 #include "temp_dir.h"
 
 using etwaudit::test::TempDir;
@@ -108,7 +109,8 @@ struct LiveCollector {
 
   explicit LiveCollector(TempDir& d, const std::vector<std::string>& extra = {}) : dir(d) {
     REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
-    std::vector<std::string> args = {"collect", "--source", "replay:" + fifo, "--db", db, "--quiet"};
+    // One row per event: these tests follow the rows as they are committed.
+    std::vector<std::string> args = {"collect", "--source", "replay:" + fifo, "--db", db, "--quiet", "--coalesce-ms", "0"};
     args.insert(args.end(), extra.begin(), extra.end());
     pid = spawn(dir, args);
     feed = fopen(fifo.c_str(), "w");  // returns once the collector opened its end
@@ -251,13 +253,13 @@ TEST_CASE("a bad replay line stops the run with exit 1 and keeps the events befo
   auto stopped = run(dir, {"collect", "--source", "replay:" + input, "--db", db});
   CHECK(stopped.exit_code == 1);
   CHECK_THAT(stopped.err, Catch::Contains(input + ":3: missing field 'op'"));
-  CHECK(query_int(db, "SELECT count(*) FROM events") == 2);
+  CHECK(query_int(db, "SELECT sum(coalesce(count, 1)) FROM events") == 2);
   CHECK(query_int(db, "SELECT bad_input FROM collector_runs") == 1);
 
   auto skipped = run(dir, {"collect", "--source", "replay:" + input, "--db", db, "--on-error", "skip"});
   CHECK(skipped.exit_code == 0);
   CHECK_THAT(skipped.err, Catch::Contains("warning: skipped " + input + ":3"));
-  CHECK(query_int(db, "SELECT count(*) FROM events") == 5);
+  CHECK(query_int(db, "SELECT sum(coalesce(count, 1)) FROM events") == 5);
   CHECK(query_int(db, "SELECT bad_input FROM collector_runs WHERE run_id = 2") == 1);
 }
 
@@ -311,7 +313,7 @@ TEST_CASE("kill -9 mid-run loses at most the batch in flight and leaves a sound 
   // The next run opens it, marks the dead run, and adds to it.
   auto next = run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db});
   CHECK(next.exit_code == 0);
-  CHECK(query_int(db, "SELECT count(*) FROM events") == stored + 163);
+  CHECK(query_int(db, "SELECT sum(coalesce(count, 1)) FROM events") == stored + 163);
   CHECK(query_int(db, "SELECT exit_reason LIKE 'interrupted%' FROM collector_runs WHERE run_id = 1") == 1);
 }
 
@@ -335,7 +337,7 @@ TEST_CASE("query errors say what was wrong, with the right exit code", "[cli][qu
   auto write = run(dir, {"query", "--sql", "DELETE FROM events", "--db", db});
   CHECK(write.exit_code == 1);
   CHECK_THAT(write.err, Catch::Contains("queries may only read the database: DELETE from 'events' is refused"));
-  CHECK(query_int(db, "SELECT count(*) FROM events") == 163);
+  CHECK(query_int(db, "SELECT sum(coalesce(count, 1)) FROM events") == 163);
   auto bad_sql = run(dir, {"query", "--sql", "SELECT nonsense FROM nowhere", "--db", db});
   CHECK(bad_sql.exit_code == 1);
   CHECK_THAT(bad_sql.err, Catch::Contains("query failed: no such table: nowhere"));
@@ -433,3 +435,59 @@ TEST_CASE("live collection on Linux records other processes and never itself or 
 }
 
 #endif  // _WIN32
+
+TEST_CASE("status shows the database, its retention and the last run, and warns of a dead collector",
+          "[cli][status]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db");
+  REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db, "--keep", "30d",
+                    "--max-size", "2GB"})
+              .exit_code == 0);
+  auto status = run(dir, {"status", "--db", db});
+  CHECK(status.exit_code == 0);
+  CHECK_THAT(status.out, Catch::Contains("## last_run") && Catch::Contains("end of input") &&
+                             Catch::Matches("[\\s\\S]*keep +30d[\\s\\S]*") &&
+                             Catch::Matches("[\\s\\S]*max_bytes +2147483648[\\s\\S]*") &&
+                             Catch::Matches("[\\s\\S]*events +163[\\s\\S]*"));
+  CHECK(status.err.empty());
+  // A run left open an hour ago: its collector died.
+  {
+    using etwaudit::now_ns, etwaudit::ns_per_second;
+    SQLite::Database write(db, SQLite::OPEN_READWRITE);
+    write.exec("INSERT INTO collector_runs (source, live, started_at, last_commit_at) VALUES ('etw', 1, " +
+               std::to_string(now_ns() - 3600 * ns_per_second) + ", " + std::to_string(now_ns() - 3600 * ns_per_second) +
+               ")");
+  }
+  auto json = run(dir, {"status", "--db", db, "--format", "json"});
+  CHECK(json.exit_code == 0);
+  CHECK_THAT(json.out, Catch::Contains("\"last_run\"") && Catch::Contains("collector may have died"));
+  CHECK_THAT(json.err, Catch::Contains("warning: no commit for 36"));
+}
+
+TEST_CASE("prune drops old segments beside the data it keeps, and says what it did", "[cli][prune]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db");
+  // Two hours of events: the first hour's segment is old enough to go.
+  const std::string input = dir.file("two-hours.jsonl");
+  {
+    std::ofstream out(input);
+    for (int n = 0; n < 20; ++n)
+      out << "{\"time\":" << (1796206530000000000LL + n * 600 * 1000000000LL)
+          << ",\"pid\":7,\"process\":\"/bin/cp\",\"op\":\"write\",\"path\":\"/f" << n % 3 << "\",\"size\":10}\n";
+  }
+  REQUIRE(run(dir, {"collect", "--source", "replay:" + input, "--db", db}).exit_code == 0);
+  CHECK(run(dir, {"prune", "--db", db}).exit_code == 2);
+  CHECK(run(dir, {"prune", "--db", db, "--max-size", "lots"}).exit_code == 2);
+  CHECK(run(dir, {"prune", "--db", dir.file("none.db"), "--older-than", "1d"}).exit_code == 1);
+  auto pruned = run(dir, {"prune", "--db", db, "--older-than", "1s"});
+  CHECK(pruned.exit_code == 0);
+  CHECK_THAT(pruned.err, Catch::Contains("etwaudit prune: deleted ") && Catch::Contains("the longest"));
+  CHECK(query_int(db, "SELECT pruned_segments FROM retention") >= 1);
+  CHECK(query_int(db, "SELECT count(*) FROM segments") == 1);
+  // The totals still count every event; the listing says what is gone.
+  auto top = run(dir, {"query", "top-processes", "--db", db, "--format", "csv"});
+  CHECK_THAT(top.out, Catch::Contains(",0,200,0,20,3"));  // 200 bytes written, 20 events, 3 files
+  CHECK_THAT(top.err, Catch::Contains("were pruned (retention)"));
+  auto history = run(dir, {"query", "file-history", "/f*", "--db", db});
+  CHECK_THAT(history.err, Catch::Contains("this listing has none older"));
+}

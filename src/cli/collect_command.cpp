@@ -19,6 +19,7 @@
 #include "store/collection.h"
 #include "store/database.h"
 #include "store/event_writer.h"
+#include "store/retention.h"
 
 namespace etwaudit {
 namespace {
@@ -64,6 +65,10 @@ std::uint64_t database_bytes(const std::string& path) {
   return total;
 }
 
+// The default coalescing window (see README: measured on the benchmark stream
+// and on Linux workloads).
+constexpr long default_coalesce_ms = 100;
+
 }  // namespace
 
 int collect_command(int argc, const char* const* argv) {
@@ -92,6 +97,13 @@ int collect_command(int argc, const char* const* argv) {
     ("exclude-process", "never record these processes (image glob or pid); repeatable",
       cxxopts::value<std::vector<std::string>>())
     ("ops", "record only these operations, e.g. --ops read,write,delete", cxxopts::value<std::vector<std::string>>())
+    ("keep", "prune raw events older than this (30d, 12h) while collecting; their hourly totals stay",
+      cxxopts::value<std::string>())
+    ("max-size", "prune the oldest raw events to keep the database under this size (500MB, 2GB)",
+      cxxopts::value<std::string>())
+    ("coalesce-ms", "store a process's events of one operation on one file that begin within this many ms as "
+                    "one row with a count (0: one row per event)",
+      cxxopts::value<long>()->default_value(std::to_string(default_coalesce_ms)))
     ("quiet", "no status line while collecting")
     ("h,help", "show this help");
   // clang-format on
@@ -116,6 +128,10 @@ int collect_command(int argc, const char* const* argv) {
     if (!ns) throw UsageError("--duration '" + args["duration"].as<std::string>() + "': expected e.g. 90s, 15m, 2h");
     collection.duration = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(*ns));
   }
+  collection.retention = retention_arguments(args, "keep");
+  const long coalesce_ms = args["coalesce-ms"].as<long>();
+  if (coalesce_ms < 0 || coalesce_ms > 60'000) throw UsageError("--coalesce-ms must be from 0 to 60000");
+  if (coalesce_ms > 0) collection.coalesce = std::chrono::milliseconds(coalesce_ms);
   const std::string on_error = args["on-error"].as<std::string>();
   if (on_error != "stop" && on_error != "skip")
     throw UsageError("--on-error must be stop or skip, not '" + on_error + "'");
@@ -131,6 +147,7 @@ int collect_command(int argc, const char* const* argv) {
                      source->device_map());
   writer.set_filter(std::move(filter));
   writer.begin_run(source->description(), host_name(), current_pid(), source->is_live());
+  if (collection.retention.enabled()) Pruner(database.db()).record_policy(collection.retention);
 
   install_stop_handlers();
   collection.stop_requested = stop_requested;
@@ -171,6 +188,12 @@ int collect_command(int argc, const char* const* argv) {
             << ", excluded " << with_thousands(stats.excluded) << ", unresolved " << with_thousands(unresolved)
             << ", bad input " << with_thousands(stats.bad_input) << "\n"
             << "  database " << db_path << " (" << human_bytes(database_bytes(db_path)) << ")\n";
+  if (result.pruned.segments > 0) {
+    char longest[32];
+    std::snprintf(longest, sizeof longest, "%.1f ms", result.pruned.longest_transaction.count() / 1000.0);
+    std::cerr << "  pruned " << with_thousands(result.pruned.events) << " old events in "
+              << with_thousands(result.pruned.transactions) << " transactions (the longest " << longest << ")\n";
+  }
   return result.failed ? 1 : 0;
 }
 

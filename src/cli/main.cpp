@@ -20,6 +20,8 @@ constexpr Command commands[] = {
     {"collect", "record file activity into a database", etwaudit::collect_command},
     {"import", "read .etl trace files into a database", etwaudit::import_command},
     {"query", "answer questions from a database (reports and SQL)", etwaudit::query_command},
+    {"status", "size, contents, retention and last run of a database", etwaudit::status_command},
+    {"prune", "delete the oldest raw events, keeping their totals", etwaudit::prune_command},
 };
 
 void print_usage(std::ostream& out) {

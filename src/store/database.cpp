@@ -161,6 +161,26 @@ WriteDatabase::WriteDatabase(const std::string& path) : m_path(path) {
   }
 }
 
+std::unique_ptr<SQLite::Database> open_for_maintenance(const std::string& path, int busy_timeout_ms) {
+  configure_sqlite();
+  std::error_code error;
+  if (!fs::exists(path, error)) throw Error("database '" + path + "' does not exist");
+  check_database_files(path);
+  std::unique_ptr<SQLite::Database> db;
+  try {
+    db = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_NOMUTEX);
+    db->exec("PRAGMA busy_timeout = " + std::to_string(busy_timeout_ms));
+    if (user_version(*db) == 0) throw Error("'" + path + "' is not an etwaudit database");
+    std::string mode = db->execAndGet("PRAGMA journal_mode = WAL").getString();
+    if (mode != "wal") throw Error("cannot open database '" + path + "': WAL mode unavailable (" + mode + ")");
+    db->exec("PRAGMA synchronous = NORMAL");
+    migrate(*db);
+  } catch (const SQLite::Exception& e) {
+    throw Error("cannot open database '" + path + "': " + e.what());
+  }
+  return db;
+}
+
 std::unique_ptr<SQLite::Database> open_read_only(const std::string& path) {
   configure_sqlite();
   std::error_code error;

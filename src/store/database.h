@@ -48,6 +48,13 @@ class WriteDatabase {
   std::unique_ptr<SQLite::Database> m_db;
 };
 
+// A read-write connection beside a collector, for maintenance (prune): the
+// schema migrated, but no writer lock, so its transactions interleave with a
+// running collector's batches, each waiting up to busy_timeout_ms for the
+// write lock. Throws Error when the file does not exist (it is never created)
+// or is not an etwaudit database, or is one a writer must refuse.
+std::unique_ptr<SQLite::Database> open_for_maintenance(const std::string& path, int busy_timeout_ms = 60000);
+
 // A read-only connection for queries. Throws Error when the file does not
 // exist (it is never created), is not an etwaudit database or is newer than
 // the program.

@@ -1,0 +1,58 @@
+-- name: status
+-- description: The state of a database: its size, the events and totals it keeps, retention, and the last run.
+-- param: path        the database's path
+-- param: file_bytes  size of the database file on disk
+-- param: wal_bytes   size of its -wal file
+-- param: used_bytes  bytes of the pages in use; reusable_bytes, of the free ones
+-- param: schema_version  PRAGMA user_version
+-- param: now         the present, ns
+-- param: stale_after a run open without a commit for this long (ns) is reported as possibly dead
+-- section: database
+SELECT :path AS path,
+       :file_bytes AS file_bytes,
+       :wal_bytes AS wal_bytes,
+       :used_bytes AS used_bytes,
+       :reusable_bytes AS reusable_bytes,
+       :schema_version AS schema_version;
+
+-- section: raw_events
+SELECT (SELECT coalesce(sum(events), 0) FROM segments) AS rows,
+       (SELECT coalesce(sum(events), 0) FROM activity) AS events,
+       iso_time((SELECT min(min_time) FROM segments)) AS oldest,
+       iso_time((SELECT max(max_time) FROM segments)) AS newest,
+       (SELECT count(*) FROM segments) AS segments;
+
+-- section: long_term_totals
+SELECT iso_time((SELECT min(hour) FROM hour_totals) * 3600000000000) AS hourly_from,
+       iso_time((SELECT max(hour) FROM hour_totals) * 3600000000000) AS hourly_until,
+       (SELECT count(*) FROM hour_totals) AS hourly_rows,
+       iso_time((SELECT min(minute) FROM minute_totals) * 60000000000) AS minutes_from,
+       iso_time((SELECT max(minute) FROM minute_totals) * 60000000000) AS minutes_until,
+       (SELECT count(*) FROM files) AS files,
+       (SELECT count(*) FROM processes) AS processes;
+
+-- section: retention
+SELECT CASE WHEN keep_ns IS NULL THEN NULL
+            WHEN keep_ns % 86400000000000 = 0 THEN (keep_ns / 86400000000000) || 'd'
+            WHEN keep_ns % 3600000000000 = 0 THEN (keep_ns / 3600000000000) || 'h'
+            ELSE (keep_ns / 1000000000) || 's' END AS keep,
+       max_bytes,
+       iso_time(pruned_before) AS pruned_before,
+       pruned_events, pruned_rows, pruned_segments,
+       iso_time(last_prune_at) AS last_prune
+FROM retention;
+
+-- section: last_run
+SELECT run_id, source, host, pid,
+       iso_time(started_at) AS started,
+       iso_time(last_commit_at) AS last_commit,
+       iso_time(stopped_at) AS stopped,
+       events_received AS received, events_written AS written, events_lost AS lost, events_dropped AS dropped,
+       events_excluded AS excluded,
+       CASE WHEN events_written > 0 THEN round(100.0 * (events_written - unresolved) / events_written, 1) END AS resolved_pct,
+       coalesce(exit_reason, 'running or interrupted') AS exit_reason,
+       CASE WHEN stopped_at IS NULL AND :now - coalesce(last_commit_at, started_at) > :stale_after
+            THEN 'no commit for ' || ((:now - coalesce(last_commit_at, started_at)) / 1000000000) ||
+                 ' s while the run is open: its collector may have died'
+       END AS warning
+FROM collector_runs ORDER BY run_id DESC LIMIT 1;

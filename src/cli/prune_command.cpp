@@ -1,0 +1,83 @@
+// etwaudit prune: drop old raw events from a database, keeping their totals.
+//
+// It runs beside a collector: it takes no writer lock, and each of its small
+// transactions waits for the collector's batch in progress (SQLite's write
+// lock), so the collector goes on recording throughout.
+
+#include <cxxopts.hpp>
+
+#include <iostream>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/human_format.h"
+#include "core/time_format.h"
+#include "store/database.h"
+#include "store/retention.h"
+
+namespace etwaudit {
+
+RetentionPolicy retention_arguments(const cxxopts::ParseResult& args, const char* keep_option) {
+  RetentionPolicy policy;
+  if (args.count(keep_option)) {
+    const std::string text = args[keep_option].as<std::string>();
+    auto ns = parse_duration(text);
+    if (!ns || *ns <= 0) throw UsageError(std::string("--") + keep_option + " '" + text + "': expected e.g. 30d, 12h");
+    policy.keep_ns = *ns;
+  }
+  if (args.count("max-size")) {
+    const std::string text = args["max-size"].as<std::string>();
+    auto bytes = parse_byte_size(text);
+    if (!bytes || *bytes < (1u << 20))
+      throw UsageError("--max-size '" + text + "': expected a size of at least 1MB, e.g. 500MB, 2GB");
+    policy.max_bytes = *bytes;
+  }
+  return policy;
+}
+
+int prune_command(int argc, const char* const* argv) {
+  cxxopts::Options options("etwaudit prune",
+                           "Delete the oldest raw events of a database, whole segments at a time, keeping their "
+                           "hourly totals (top-files, top-processes, timeline and summary still count them). Runs "
+                           "beside a collector: each small transaction waits for the collector's current batch.");
+  options.set_width(110);
+  // clang-format off
+  options.add_options()
+    ("db", "database to prune", cxxopts::value<std::string>()->default_value("audit.db"))
+    ("older-than", "delete events older than this: 30d, 12h", cxxopts::value<std::string>())
+    ("max-size", "delete the oldest events until the database uses less than 90 % of this: 500MB, 2GB",
+      cxxopts::value<std::string>())
+    ("upgrade", "only bring the database to this etwaudit's schema")
+    ("h,help", "show this help");
+  // clang-format on
+  auto args = options.parse(argc, argv);
+  if (args.count("help")) {
+    std::cout << options.help();
+    return 0;
+  }
+  if (!args.unmatched().empty()) throw UsageError("unexpected argument '" + args.unmatched().front() + "'");
+  const RetentionPolicy policy = retention_arguments(args, "older-than");
+  if (!policy.enabled() && !args.count("upgrade")) throw UsageError("give --older-than, --max-size or both");
+  const std::string path = args["db"].as<std::string>();
+
+  auto db = open_for_maintenance(path);
+  if (!policy.enabled()) {
+    std::cerr << "etwaudit prune: '" << path << "' is at schema version " << program_schema_version() << "\n";
+    return 0;
+  }
+  const std::uint64_t used_before = used_bytes(*db);
+  Pruner pruner(*db);
+  const PruneResult result = pruner.prune(policy, now_ns());
+  char longest[32];
+  std::snprintf(longest, sizeof longest, "%.1f ms", result.longest_transaction.count() / 1000.0);
+  std::cerr << "etwaudit prune: deleted " << with_thousands(result.events) << " events (" << with_thousands(result.rows)
+            << " rows, " << with_thousands(result.segments) << " segments) in " << with_thousands(result.transactions)
+            << " transactions, the longest " << longest << "; in use " << human_bytes(used_before) << " -> "
+            << human_bytes(used_bytes(*db)) << " (freed pages are reused by new events)\n";
+  if (result.over_size)
+    std::cerr << "etwaudit prune: warning: still over 90 % of --max-size: what is left is the newest segment, names, "
+                 "runs and long-term totals\n";
+  return 0;
+}
+
+}  // namespace etwaudit

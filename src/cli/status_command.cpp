@@ -1,0 +1,99 @@
+// etwaudit status: what a database holds, how big it is, and whether its
+// collector is alive. Read-only; safe beside a running collector.
+
+#include <cxxopts.hpp>
+
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/time_format.h"
+#include "query/filters.h"
+#include "query/output.h"
+#include "query/report.h"
+#include "store/database.h"
+#include "store/embedded_sql.h"
+#include "store/retention.h"
+
+namespace etwaudit {
+namespace {
+
+// A run that has committed nothing for this long is probably dead: a live
+// collector commits at least every 30 s (its heartbeat).
+constexpr std::int64_t stale_after_ns = 5 * 60 * ns_per_second;
+
+const Report& status_report() {
+  static const Report report = [] {
+    for (const auto& file : embedded_sql_files())
+      if (file.name == "status.sql") return parse_report(std::string(file.name), std::string(file.text));
+    throw Error("status.sql is missing from this build");
+  }();
+  return report;
+}
+
+std::uint64_t file_bytes(const std::string& path) {
+  std::error_code error;
+  const auto size = std::filesystem::file_size(path, error);
+  return error ? 0 : size;
+}
+
+// One row with many columns, shown as "column  value" lines.
+Table transposed(const Table& table) {
+  Table result{table.name, {"item", "value"}, {}};
+  for (const auto& row : table.rows)
+    for (std::size_t c = 0; c < table.columns.size(); ++c)
+      result.rows.push_back({Cell{Cell::Type::text, table.columns[c]}, row[c]});
+  return result;
+}
+
+}  // namespace
+
+int status_command(int argc, const char* const* argv) {
+  cxxopts::Options options("etwaudit status",
+                           "Show a database's size, the events and long-term totals it keeps, its retention, and "
+                           "its last collector run (with a warning when that collector seems to have died).");
+  options.set_width(110);
+  // clang-format off
+  options.add_options()
+    ("db", "database to read", cxxopts::value<std::string>()->default_value("audit.db"))
+    ("format", "table, csv, json or jsonl", cxxopts::value<std::string>()->default_value("table"))
+    ("h,help", "show this help");
+  // clang-format on
+  auto args = options.parse(argc, argv);
+  if (args.count("help")) {
+    std::cout << options.help();
+    return 0;
+  }
+  if (!args.unmatched().empty()) throw UsageError("unexpected argument '" + args.unmatched().front() + "'");
+  const OutputFormat format = parse_output_format(args["format"].as<std::string>());
+  const std::string path = args["db"].as<std::string>();
+
+  auto db = open_read_only(path);
+  const std::uint64_t used = used_bytes(*db);
+  const std::int64_t page_size = db->execAndGet("PRAGMA page_size").getInt64();
+  const std::int64_t free_pages = db->execAndGet("PRAGMA freelist_count").getInt64();
+  prepare_read_connection(*db);
+  const Params params{{"path", path},
+                      {"used_bytes", std::to_string(used)},
+                      {"reusable_bytes", std::to_string(free_pages * page_size)},
+                      {"schema_version", std::to_string(program_schema_version())},
+                      {"file_bytes", std::to_string(file_bytes(path))},
+                      {"wal_bytes", std::to_string(file_bytes(path + "-wal"))},
+                      {"now", std::to_string(now_ns())},
+                      {"stale_after", std::to_string(stale_after_ns)}};
+  std::vector<Table> results;
+  for (const ReportSection& section : status_report().sections) results.push_back(run_sql(*db, section.sql, params, section.name));
+
+  for (const Table& table : results) {
+    if (table.name != "last_run" || table.rows.empty()) continue;
+    const Cell& warning = table.rows[0].back();
+    if (warning.type != Cell::Type::null) std::cerr << "etwaudit status: warning: " << warning.text << "\n";
+  }
+  if (format == OutputFormat::table)
+    for (Table& table : results) table = transposed(table);
+  write_results(std::cout, results, format);
+  return 0;
+}
+
+}  // namespace etwaudit
