@@ -2,11 +2,13 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 
 #include "sources/event_source.h"
 #include "store/collection.h"
+#include "store/checkpointer.h"
 #include "store/collector.h"
 #include "store/database.h"
 #include "store/event_writer.h"
@@ -248,4 +250,41 @@ TEST_CASE("a lock that outlasts the stop fails the run but every received event 
   holder.release();
   // The run record could not be closed; the next run will mark it interrupted.
   CHECK(store.run_field("stopped_at IS NULL") == "1");
+}
+
+TEST_CASE("the WAL grows while a reader holds a snapshot and is cut back once it lets go", "[collector][wal]") {
+  Store store;
+  auto wal_bytes = [&] { return std::filesystem::file_size(store.path + "-wal"); };
+  const auto path = store.catalog.intern_path("/data/file");
+  std::int64_t time = 1'000'000'000;
+  auto ingest = [&](int batches) {
+    for (int b = 0; b < batches; ++b) {
+      std::vector<FileEvent> batch;
+      for (int i = 0; i < 20000; ++i) {
+        FileEvent event = event_at(time += 1000);
+        event.path = path;
+        event.process = store.catalog.intern_process(1 + i % 50, 0, "/bin/p" + std::to_string(i % 50));
+        event.size = i;
+        batch.push_back(event);
+      }
+      store.writer.write_batch(batch, store.stats);
+    }
+  };
+  Checkpointer checkpointer(store.database.db(), 20ms, 1 << 20);  // cut back to 1 MiB, to be quick
+  {
+    SQLite::Database reader(store.path, SQLite::OPEN_READONLY);
+    reader.exec("BEGIN");
+    CHECK(reader.execAndGet("SELECT count(*) FROM events").getInt() == 0);  // the snapshot is taken
+    ingest(15);
+    CHECK(wal_bytes() > 4u << 20);
+    CHECK(reader.execAndGet("SELECT count(*) FROM events").getInt() == 0);  // still its snapshot
+    reader.exec("COMMIT");
+  }
+  const auto deadline = Clock::now() + 10s;
+  while (wal_bytes() > 1u << 20 && Clock::now() < deadline) {
+    ingest(1);  // the collector goes on meanwhile
+    std::this_thread::sleep_for(50ms);
+  }
+  CHECK(wal_bytes() <= 1u << 20);
+  CHECK(store.database.db().execAndGet("SELECT count(*) FROM events").getInt() >= 320000);
 }

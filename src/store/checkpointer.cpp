@@ -1,5 +1,9 @@
 #include "store/checkpointer.h"
 
+#include <SQLiteCpp/Statement.h>
+
+#include <filesystem>
+
 #include "store/database.h"
 
 namespace etwaudit {
@@ -14,10 +18,11 @@ constexpr int default_autocheckpoint_pages = 1000;
 constexpr int writer_autocheckpoint_pages = 8192;  // 32 MiB
 }  // namespace
 
-Checkpointer::Checkpointer(SQLite::Database& writer, std::chrono::milliseconds interval)
+Checkpointer::Checkpointer(SQLite::Database& writer, std::chrono::milliseconds interval, std::int64_t wal_limit)
     : m_writer(writer),
       m_connection(writer.getFilename(), SQLite::OPEN_READWRITE | SQLite::OPEN_NOMUTEX),
-      m_interval(interval) {
+      m_interval(interval),
+      m_wal_limit(wal_limit) {
   m_connection.exec("PRAGMA busy_timeout = 0");
   m_writer.exec("PRAGMA wal_autocheckpoint = " + std::to_string(writer_autocheckpoint_pages));
   m_thread = std::thread([this] { run(); });
@@ -42,7 +47,15 @@ void Checkpointer::run() {
   while (!m_wakeup.wait_for(lock, m_interval, [this] { return m_stop; })) {
     lock.unlock();
     try {
-      m_connection.exec("PRAGMA wal_checkpoint(PASSIVE)");
+      // Returns (busy, frames in the WAL, frames copied back).
+      SQLite::Statement passive(m_connection, "PRAGMA wal_checkpoint(PASSIVE)");
+      const bool all_copied = passive.executeStep() && passive.getColumn(1).getInt64() >= 0 &&
+                              passive.getColumn(1).getInt64() == passive.getColumn(2).getInt64();
+      passive.reset();
+      std::error_code error;
+      const auto wal_bytes = std::filesystem::file_size(m_connection.getFilename() + "-wal", error);
+      if (all_copied && !error && wal_bytes > static_cast<std::uintmax_t>(m_wal_limit))
+        m_connection.exec("PRAGMA wal_checkpoint(TRUNCATE)");
     } catch (...) {
       // Busy or a passing I/O error: the next round tries again.
     }

@@ -8,10 +8,20 @@
 // writer. The writer's own automatic checkpoint stays on at a larger size, to
 // let SQLite start the WAL over (see checkpointer.cpp); by then there is little
 // left for it to copy.
+//
+// A reader that holds a snapshot for minutes keeps every later commit in the
+// WAL, which grows meanwhile. Once a checkpoint has copied all of it (the
+// reader let go) and the file is larger than wal_limit, the Checkpointer
+// truncates it (a TRUNCATE checkpoint: with nothing left to copy it holds the
+// write lock only for a moment, and it gives up at once when a reader or the
+// writer is busy, to try again at the next round).
 
 #include <SQLiteCpp/Database.h>
 
+#include "store/database.h"
+
 #include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -22,7 +32,8 @@ class Checkpointer {
  public:
   // writer is the write connection whose automatic checkpoints are relaxed for
   // the Checkpointer's lifetime.
-  explicit Checkpointer(SQLite::Database& writer, std::chrono::milliseconds interval = std::chrono::milliseconds(200));
+  explicit Checkpointer(SQLite::Database& writer, std::chrono::milliseconds interval = std::chrono::milliseconds(200),
+                        std::int64_t wal_limit = wal_size_limit);
   ~Checkpointer();
   Checkpointer(const Checkpointer&) = delete;
   Checkpointer& operator=(const Checkpointer&) = delete;
@@ -33,6 +44,7 @@ class Checkpointer {
   SQLite::Database& m_writer;
   SQLite::Database m_connection;  // the checkpointing connection
   std::chrono::milliseconds m_interval;
+  std::int64_t m_wal_limit;  // bytes
   std::mutex m_mutex;
   std::condition_variable m_wakeup;
   bool m_stop = false;   // guarded by m_mutex

@@ -147,6 +147,10 @@ WriteDatabase::WriteDatabase(const std::string& path) : m_path(path) {
       m_db->exec("PRAGMA synchronous = NORMAL");
       m_db->exec("PRAGMA cache_size = -32768");  // 32 MiB
       m_db->exec("PRAGMA wal_autocheckpoint = 4096");
+      // A reader holding a snapshot for minutes keeps every later commit in
+      // the WAL, which then grows; once the WAL has been copied back in full,
+      // SQLite starts it over and cuts the file to this size.
+      m_db->exec("PRAGMA journal_size_limit = " + std::to_string(wal_size_limit));
       migrate(*m_db);
       // The schema is all they hold yet: no event is written before this.
       protect_side_files(path);

@@ -9,6 +9,7 @@
 
 #include <SQLiteCpp/Database.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -26,6 +27,10 @@ int program_schema_version();
 // Applies the migrations the database lacks. Throws Error for a database
 // newer than the program or a failing migration (which leaves it unchanged).
 void migrate(SQLite::Database& db);
+
+// What the WAL file is cut back to once a checkpoint has copied all of it
+// (a reader holding an old snapshot makes it grow meanwhile).
+inline constexpr std::int64_t wal_size_limit = 64 << 20;
 
 // Connections are opened without SQLite's per-connection mutex: each is used by
 // one thread at a time.
