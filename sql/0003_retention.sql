@@ -21,13 +21,14 @@
 -- With collect --coalesce-ms N, a process's events of one operation on one
 -- file that begin within N ms of the first become one row: count says how
 -- many, size is their total bytes, offset the first event's offset and
--- end_offset the end of the last one's range. count is NULL for a row that
--- stands for one event. activity.events and the per-operation counts count
+-- end_offset the end of the last one's range, stored only when it is not
+-- offset + size (a sequential run); v_events shows it either way. count is
+-- NULL for a row that stands for one event. activity.events and the per-operation counts count
 -- events; activity.rows counts rows (NULL: as many as events), which is what
 -- the listings use to find where their rows lie. segments.events counts rows.
 
 ALTER TABLE events ADD COLUMN count INTEGER;       -- events this row stands for; NULL = 1
-ALTER TABLE events ADD COLUMN end_offset INTEGER;  -- coalesced rows: end of the last event's byte range
+ALTER TABLE events ADD COLUMN end_offset INTEGER;  -- coalesced rows: end of the last event's range, if not offset + size
 ALTER TABLE activity ADD COLUMN rows INTEGER;      -- event rows; NULL = events
 
 -- Activity of pruned segments, added up per hour.
@@ -82,7 +83,7 @@ SELECT
   t.offset       AS offset,
   t.size         AS size,
   coalesce(t.count, 1) AS count,
-  t.end_offset   AS end_offset,
+  CASE WHEN t.count > 1 THEN coalesce(t.end_offset, t.offset + t.size) END AS end_offset,
   t.tid          AS tid,
   t.time         AS time_ns,
   t.id           AS event_id

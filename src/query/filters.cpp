@@ -298,7 +298,7 @@ std::string filter_ctes(const QueryFilters& filters) {
                                   : "window_segments w CROSS JOIN activity a ON a.segment_id = w.segment_id";
   const std::string event_columns =
       "e.id, coalesce(e.ts, e.id), e.process_id, e.tid, e.op, e.file_id, e.offset, e.size, coalesce(e.count, 1), "
-      "e.end_offset";
+      "CASE WHEN e.count > 1 THEN coalesce(e.end_offset, e.offset + e.size) END";
   const std::string event_names = "(id, time, process_id, tid, op, file_id, offset, size, count, end_offset)";
 
   std::string sql =

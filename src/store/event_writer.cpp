@@ -331,7 +331,10 @@ void EventWriter::insert_pending() {
       bind_optional(insert, base + 7, event.offset, event.offset >= 0);
       bind_optional(insert, base + 8, event.size, event.size >= 0);
       bind_optional(insert, base + 9, event.count, event.count != 1);
-      bind_optional(insert, base + 10, event.end_offset, event.end_offset >= 0);
+      // A sequential run ends at offset + size: only other ends are stored.
+      bind_optional(insert, base + 10, event.end_offset,
+                    event.end_offset >= 0 && !(event.offset >= 0 && event.size >= 0 &&
+                                               event.end_offset == event.offset + event.size));
     }
     insert.exec();
     insert.reset();

@@ -9,7 +9,12 @@
 //               processes, the bounded queue, the collector thread and the
 //               EventWriter into the real schema
 //
-// (a) and (b) time only the database work; (c) times the whole run, wall clock.
+//   (d) retention  (c) with collect's --keep and --max-size pruning as it goes
+//   (e) coalescing (c) with collect's --coalesce-ms: fewer rows than events
+//
+// (a) and (b) time only the database work; (c), (d), (e) time the whole run,
+// wall clock. Bytes per event are the database's size over the events it
+// stands for (for (d), over the events it still keeps).
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
@@ -21,6 +26,7 @@
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -31,6 +37,7 @@
 #endif
 
 #include "core/catalog.h"
+#include "core/human_format.h"
 #include "sources/etl/etl_reader.h"
 #include "sources/etl/etl_source.h"
 #include "sources/etw/decoder.h"
@@ -94,7 +101,10 @@ void checkpoint(const std::string& path) {
 struct PhaseResult {
   double seconds = 0;
   double cpu = 0;
-  std::uint64_t bytes = 0;
+  std::uint64_t bytes = 0;        // database file after a checkpoint
+  std::uint64_t rows = 0;         // event rows in the database ((c), (d), (e))
+  std::uint64_t kept_events = 0;  // events those rows stand for
+  etwaudit::PruneResult pruned;   // (d)
 };
 
 // (a) and (b): the same rows, integer ids for files and processes.
@@ -187,8 +197,15 @@ class StreamSource final : public etwaudit::EventSource {
   std::atomic<std::uint64_t> m_progress{0};
 };
 
+// How a pipeline run is set up beyond (c)'s defaults.
+struct PipelineSetup {
+  etwaudit::RetentionPolicy retention;              // (d)
+  std::optional<std::chrono::milliseconds> coalesce;  // (e)
+};
+
 PhaseResult pipeline(const std::string& path, const bench::StreamShape& shape, std::uint64_t events,
-                     std::size_t batch_size, std::vector<double>& rss_samples, std::uint64_t& max_wal_bytes) {
+                     std::size_t batch_size, std::vector<double>& rss_samples, std::uint64_t& max_wal_bytes,
+                     const PipelineSetup& setup = {}) {
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path + suffix);
   PhaseResult result;
   const auto started = Clock::now();
@@ -202,6 +219,8 @@ PhaseResult pipeline(const std::string& path, const bench::StreamShape& shape, s
     StreamSource source(shape, events);
     etwaudit::CollectionOptions options;
     options.batch.max_events = batch_size;
+    options.retention = setup.retention;
+    options.coalesce = setup.coalesce;
     std::uint64_t next_sample = events / 4;
     options.on_progress = [&](const etwaudit::RunStats& s) {
       std::error_code error;
@@ -214,6 +233,10 @@ PhaseResult pipeline(const std::string& path, const bench::StreamShape& shape, s
     };
     auto outcome = etwaudit::run_collection(source, catalog, writer, stats, options);
     if (outcome.failed) throw std::runtime_error(outcome.exit_reason);
+    result.rows = static_cast<std::uint64_t>(database.db().execAndGet("SELECT count(*) FROM events").getInt64());
+    result.kept_events = static_cast<std::uint64_t>(
+        database.db().execAndGet("SELECT coalesce(sum(events), 0) FROM activity").getInt64());
+    result.pruned = outcome.pruned;
     if (stats.written != events)
       throw std::runtime_error("pipeline wrote " + std::to_string(stats.written.load()) + " events");
     rss_samples.push_back(current_rss_mb());
@@ -226,8 +249,16 @@ PhaseResult pipeline(const std::string& path, const bench::StreamShape& shape, s
 }
 
 void print_phase(const char* name, const PhaseResult& result, std::uint64_t events) {
-  std::printf("%-10s %10.0f events/s  %7.2f s  cpu %5.2f us/event  %6.1f bytes/event\n", name, events / result.seconds,
-              result.seconds, result.cpu * 1e6 / events, static_cast<double>(result.bytes) / events);
+  const double stored = result.kept_events ? static_cast<double>(result.kept_events) : static_cast<double>(events);
+  std::printf("%-15s %10.0f events/s  %7.2f s  cpu %5.2f us/event  %6.1f bytes/event", name, events / result.seconds,
+              result.seconds, result.cpu * 1e6 / events, static_cast<double>(result.bytes) / stored);
+  if (result.rows) std::printf("  %5.3f rows/event", result.rows / stored);
+  if (result.pruned.transactions)
+    std::printf("\n%15s pruned %llu events in %llu transactions, the longest %.1f ms; %.0f MB on disk", "",
+                static_cast<unsigned long long>(result.pruned.events),
+                static_cast<unsigned long long>(result.pruned.transactions),
+                result.pruned.longest_transaction.count() / 1000.0, result.bytes / 1048576.0);
+  std::printf("\n");
 }
 
 // Times reading one .etl file three ways: the reader alone, reader and
@@ -386,6 +417,10 @@ int main(int argc, char** argv) {
     ("db", "keep the database of the etwaudit run here (for query benchmarks)", cxxopts::value<std::string>())
     ("dir", "directory for the benchmark databases", cxxopts::value<std::string>())
     ("skip-naive", "skip (b), the slow indexed insert")
+    ("keep", "(d): prune events older than this much simulated time", cxxopts::value<std::string>()->default_value("30m"))
+    ("max-size", "(d): and keep the database under this size", cxxopts::value<std::string>()->default_value("200MB"))
+    ("coalesce-ms", "(e): the coalescing window", cxxopts::value<long>()->default_value("100"))
+    ("only", "run only these of a,b,c,d,e (default: all)", cxxopts::value<std::string>()->default_value("abcde"))
     ("queries", "time every report on the --db database (made first, by (c), if it does not exist)")
     ("import", "time reading, decoding and importing this .etl file instead", cxxopts::value<std::string>())
     ("h,help", "show this help");
@@ -436,28 +471,55 @@ int main(int argc, char** argv) {
 
     std::printf("stream: %llu events, %zu processes, %zu files, %.0f events/s simulated, batches of %zu\n",
                 static_cast<unsigned long long>(events), shape.processes, shape.files, shape.rate, batch_size);
-    std::vector<double> rss_samples;
-    std::uint64_t max_wal_bytes = 0;
+    const std::string only = args["only"].as<std::string>();
+    auto runs = [&](char phase) { return only.find(phase) != std::string::npos; };
+    if (!runs('a') || !runs('c')) {
+      std::cerr << "etwaudit-bench: --only needs a and c (the ratios are against them)\n";
+      return 2;
+    }
+    PipelineSetup with_retention, with_coalescing;
+    with_retention.retention.keep_ns = etwaudit::parse_duration(args["keep"].as<std::string>());
+    with_retention.retention.max_bytes = etwaudit::parse_byte_size(args["max-size"].as<std::string>());
+    if (!with_retention.retention.keep_ns || !with_retention.retention.max_bytes) {
+      std::cerr << "etwaudit-bench: --keep or --max-size is not a duration or a size\n";
+      return 2;
+    }
+    with_coalescing.coalesce = std::chrono::milliseconds(args["coalesce-ms"].as<long>());
+
+    std::vector<double> rss_samples, unused_rss;
+    std::uint64_t max_wal_bytes = 0, unused_wal = 0;
     const PhaseResult c = pipeline(pipeline_db, shape, events, batch_size, rss_samples, max_wal_bytes);
     const double peak_rss = peak_rss_mb();
+    PhaseResult d, e;
+    if (runs('d'))
+      d = pipeline((dir / "retention.db").string(), shape, events, batch_size, unused_rss, unused_wal, with_retention);
+    if (runs('e'))
+      e = pipeline((dir / "coalescing.db").string(), shape, events, batch_size, unused_rss, unused_wal,
+                   with_coalescing);
     const PhaseResult a = bare_insert((dir / "bare.db").string(), shape, events, batch_size, false);
     PhaseResult b;
-    const bool naive = !args.count("skip-naive");
+    const bool naive = runs('b') && !args.count("skip-naive");
     if (naive) b = bare_insert((dir / "naive.db").string(), shape, events, batch_size, true);
 
     print_phase("(a) bare", a, events);
     if (naive) print_phase("(b) naive", b, events);
     print_phase("(c) etwaudit", c, events);
-    const double c_eps = events / c.seconds;
-    std::printf("ratio c/a %.2f", c_eps / (events / a.seconds));
+    if (runs('d')) print_phase("(d) retention", d, events);
+    if (runs('e')) print_phase("(e) coalescing", e, events);
+    const double c_eps = events / c.seconds, a_eps = events / a.seconds;
+    std::printf("ratio c/a %.2f", c_eps / a_eps);
     if (naive) std::printf("   ratio c/b %.2f", c_eps / (events / b.seconds));
+    if (runs('d')) std::printf("   ratio d/a %.2f", events / d.seconds / a_eps);
+    if (runs('e')) std::printf("   ratio e/a %.2f", events / e.seconds / a_eps);
     std::printf("\nrss during (c) at 25/50/75/100%%:");
     for (double mb : rss_samples) std::printf(" %.0f", mb);
     std::printf(" MB; peak %.0f MB; largest WAL seen %.1f MB\n", peak_rss, max_wal_bytes / 1048576.0);
     std::printf("pipeline_eps=%.0f ratio_vs_bare=%.2f bytes_per_event=%.1f peak_rss_mb=%.0f\n", c_eps,
                 c_eps / (events / a.seconds), static_cast<double>(c.bytes) / events, peak_rss);
 
-    for (const char* name : {"bare.db", "naive.db"}) {
+    // (d) and (e) stay in a --dir given, to be looked at.
+    for (const char* name : {"bare.db", "naive.db", "retention.db", "coalescing.db"}) {
+      if (args.count("dir") && name[0] != 'b' && name[0] != 'n') continue;
       for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(dir / (std::string(name) + suffix));
     }
     if (!args.count("db")) {
