@@ -13,7 +13,9 @@
 --
 -- and the reports over time, processes and files (top-files, top-processes,
 -- timeline, summary, process-activity) read both. minute_totals are never
--- pruned. The freed pages go on SQLite's free list and are reused by new
+-- pruned. The size cap wins over the hourly totals only when nothing else is
+-- left to prune: then their oldest hours go too (totals_pruned_before), and
+-- timeline and summary still count those events from minute_totals. The freed pages go on SQLite's free list and are reused by new
 -- events, so a database at its size cap stops growing.
 --
 -- Coalescing
@@ -62,6 +64,8 @@ CREATE INDEX hour_totals_by_file ON hour_totals (file_id, hour);
 CREATE TABLE retention (
   id              INTEGER PRIMARY KEY CHECK (id = 1),  -- one row
   pruned_before   INTEGER,  -- ns: events before this time may have been pruned (NULL: none were)
+  totals_pruned_before INTEGER,  -- ns: hourly totals before this time were dropped for --max-size (NULL: none)
+  totals_pruned_events INTEGER NOT NULL DEFAULT 0,  -- the events those hourly totals counted
   pruned_segments INTEGER NOT NULL DEFAULT 0,  -- totals of everything pruned so far
   pruned_rows     INTEGER NOT NULL DEFAULT 0,
   pruned_events   INTEGER NOT NULL DEFAULT 0,

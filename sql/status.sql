@@ -39,6 +39,7 @@ SELECT CASE WHEN keep_ns IS NULL THEN NULL
        max_bytes,
        iso_time(pruned_before) AS pruned_before,
        pruned_events, pruned_rows, pruned_segments,
+       iso_time(totals_pruned_before) AS hourly_totals_dropped_before,
        iso_time(last_prune_at) AS last_prune
 FROM retention;
 

@@ -52,9 +52,15 @@ std::int64_t bucket_ns(const std::string& bucket) {
 // A report over time whose raw events were pruned answers from the hourly
 // totals (or, if it lists events, cannot go back that far): say so.
 void say_what_was_pruned(SQLite::Database& db, const Report& report, const QueryFilters& filters) {
-  SQLite::Statement retention(db, "SELECT pruned_before FROM retention WHERE pruned_before IS NOT NULL");
+  SQLite::Statement retention(db, "SELECT pruned_before, totals_pruned_before FROM retention WHERE pruned_before IS NOT NULL");
   if (!retention.executeStep()) return;
   const std::int64_t pruned_before = retention.getColumn(0).getInt64();
+  if (!retention.getColumn(1).isNull() && !report.lists_events &&
+      (!filters.since || *filters.since < retention.getColumn(1).getInt64()))
+    std::cerr << "etwaudit query: note: the hourly totals per file and process before "
+              << format_iso8601(retention.getColumn(1).getInt64())
+              << " were dropped to stay under --max-size; timeline and summary without --process or --path still "
+                 "count those events\n";
   if (filters.since && *filters.since >= pruned_before) return;
   const std::string when = format_iso8601(pruned_before);
   std::string note;

@@ -161,7 +161,13 @@ void Collector::run() {
       rows.swap(batch);
     }
     if (!rows.empty()) {
+      // With a size cap, leave room for two batches like this one.
+      const std::uint64_t used_before = m_retention.max_bytes ? used_bytes(m_writer.database()) : 0;
       write_rows();
+      if (m_retention.max_bytes) {
+        const std::uint64_t used_after = used_bytes(m_writer.database());
+        if (used_after > used_before) m_retention.headroom = 2 * (used_after - used_before);
+      }
       last_commit = now;
       prune(std::chrono::milliseconds(500));
     } else if (now - last_commit >= heartbeat_interval) {

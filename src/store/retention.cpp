@@ -69,7 +69,7 @@ std::int64_t Pruner::due_segment(const RetentionPolicy& policy, std::int64_t now
     m_oldest_expired.bind(1, now - *policy.keep_ns);
     if (const std::int64_t id = first(m_oldest_expired)) return id;
   }
-  if (policy.max_bytes && used_bytes(m_db) > *policy.max_bytes / 10 * 9) return first(m_oldest);
+  if (policy.max_bytes && used_bytes(m_db) > policy.limit()) return first(m_oldest);
   return 0;
 }
 
@@ -119,21 +119,52 @@ void Pruner::prune_segment(std::int64_t segment_id, PruneResult& result) {
   result.transactions += 1;
 }
 
+bool Pruner::prune_total_hour(PruneResult& result) {
+  SQLite::Transaction transaction(m_db, SQLite::TransactionBehavior::IMMEDIATE);
+  const auto started = std::chrono::steady_clock::now();
+  SQLite::Statement oldest(m_db, "SELECT min(hour) FROM hour_totals");
+  if (!oldest.executeStep() || oldest.getColumn(0).isNull()) return false;
+  const std::int64_t hour = oldest.getColumn(0).getInt64();
+  oldest.reset();
+  SQLite::Statement mark(m_db,
+                         "UPDATE retention SET totals_pruned_before = max(coalesce(totals_pruned_before, ?1), ?1), "
+                         "totals_pruned_events = totals_pruned_events + "
+                         "(SELECT coalesce(sum(events), 0) FROM hour_totals WHERE hour = ?3), last_prune_at = ?2");
+  mark.bind(1, (hour + 1) * ns_per_hour);
+  mark.bind(2, static_cast<std::int64_t>(now_ns()));
+  mark.bind(3, hour);
+  mark.exec();
+  SQLite::Statement drop(m_db, "DELETE FROM hour_totals WHERE hour = ?1");
+  drop.bind(1, hour);
+  drop.exec();
+  transaction.commit();
+  const auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+  result.longest_transaction = std::max(result.longest_transaction, took);
+  result.transactions += 1;
+  result.total_hours += 1;
+  return true;
+}
+
 PruneResult Pruner::prune(const RetentionPolicy& policy, std::int64_t now, std::chrono::milliseconds budget) {
   PruneResult result;
   if (!policy.enabled()) return result;
   const auto deadline = budget == std::chrono::milliseconds::max() ? std::chrono::steady_clock::time_point::max()
                                                                    : std::chrono::steady_clock::now() + budget;
+  auto over_size = [&] { return policy.max_bytes && used_bytes(m_db) > policy.limit(); };
   for (;;) {
     const std::int64_t segment = due_segment(policy, now);
-    if (segment == 0) break;
+    // Nothing but the newest segment left: the oldest hourly totals go next.
+    if (segment == 0 && !(over_size() && m_db.execAndGet("SELECT EXISTS (SELECT 1 FROM hour_totals)").getInt())) break;
     if (std::chrono::steady_clock::now() >= deadline) {
       result.budget_spent = true;
       break;
     }
-    prune_segment(segment, result);
+    if (segment != 0)
+      prune_segment(segment, result);
+    else if (!prune_total_hour(result))
+      break;
   }
-  if (policy.max_bytes && !result.budget_spent) result.over_size = used_bytes(m_db) > *policy.max_bytes / 10 * 9;
+  if (!result.budget_spent) result.over_size = over_size();
   return result;
 }
 

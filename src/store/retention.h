@@ -9,11 +9,15 @@
 // activity count every event ever written (sql/0003_retention.sql).
 //
 // A segment goes when its newest event is older than keep, or while the pages
-// in use exceed 90 % of max_bytes (pages freed by deletes are reused by later
+// in use exceed max_bytes less a headroom (a tenth of it, or what the next
+// batches are expected to add) (pages freed by deletes are reused by later
 // inserts, so the file stops growing near the cap). The newest segment is
 // never pruned: a collector may still be adding to it. Names, processes,
-// runs, hour_totals and minute_totals are never pruned; when they alone
-// outgrow max_bytes the Pruner says so and recording goes on.
+// runs and minute_totals are never pruned. hour_totals are pruned only for
+// max_bytes, oldest hour first, and only once no segment but the newest is
+// left: the cap is what the user asked for, and per-minute totals still count
+// those events. Should what is left still outgrow max_bytes (names, runs, the
+// minute totals), the Pruner says so and recording goes on.
 //
 // The collector prunes between its batches; `etwaudit prune` does the same
 // from another connection, each of its transactions waiting for the
@@ -23,6 +27,7 @@
 #include <SQLiteCpp/Statement.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,6 +37,8 @@ namespace etwaudit {
 struct RetentionPolicy {
   std::optional<std::int64_t> keep_ns;     // prune events older than this (ns before now)
   std::optional<std::uint64_t> max_bytes;  // keep the database's pages in use under this
+  std::uint64_t headroom = 0;              // ...less this much, for what comes next (0: a tenth of it)
+  std::uint64_t limit() const { return *max_bytes - std::min(*max_bytes / 2, std::max(*max_bytes / 10, headroom)); }
   bool enabled() const { return keep_ns || max_bytes; }
 };
 
@@ -40,6 +47,7 @@ struct PruneResult {
   std::uint64_t rows = 0;          // event rows deleted
   std::uint64_t events = 0;        // events they stood for
   std::uint64_t transactions = 0;  // transactions committed
+  std::uint64_t total_hours = 0;   // hours of hourly totals dropped for max_bytes
   std::chrono::microseconds longest_transaction{0};  // longest write lock held
   bool over_size = false;          // still over max_bytes with nothing left to prune
   bool budget_spent = false;       // stopped at the time budget with more to prune
@@ -65,6 +73,8 @@ class Pruner {
   std::int64_t due_segment(const RetentionPolicy& policy, std::int64_t now);
   // Deletes one segment in one transaction; adds to result.
   void prune_segment(std::int64_t segment_id, PruneResult& result);
+  // Deletes the oldest hour of hour_totals in one transaction; false when there is none.
+  bool prune_total_hour(PruneResult& result);
 
   SQLite::Database& m_db;
   SQLite::Statement m_oldest;          // oldest segment but the newest

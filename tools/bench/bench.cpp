@@ -26,6 +26,8 @@
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <thread>
 #include <optional>
 #include <iostream>
 #include <string>
@@ -179,6 +181,8 @@ class StreamSource final : public etwaudit::EventSource {
       event.size = next.size;
       event.tid = next.tid;
       event.op = static_cast<etwaudit::Op>(next.op);
+      if (next.size > 0 && (event.op == etwaudit::Op::read || event.op == etwaudit::Op::write))
+        m_bytes.fetch_add(static_cast<std::uint64_t>(next.size), std::memory_order_relaxed);
       event.path = catalog.intern_path(paths[next.file]);
       event.process = catalog.intern_process(process.pid, process.start_time, process.image);
       stats.received.fetch_add(1, std::memory_order_relaxed);
@@ -189,12 +193,14 @@ class StreamSource final : public etwaudit::EventSource {
   void stop() noexcept override { m_stop = true; }
   std::string error() const override { return {}; }
   std::uint64_t progress() const { return m_progress; }
+  std::uint64_t read_write_bytes() const { return m_bytes; }
 
  private:
   bench::Stream m_stream;
   std::uint64_t m_events;
   std::atomic<bool> m_stop{false};
   std::atomic<std::uint64_t> m_progress{0};
+  std::atomic<std::uint64_t> m_bytes{0};  // bytes of the reads and writes delivered
 };
 
 // How a pipeline run is set up beyond (c)'s defaults.
@@ -400,6 +406,204 @@ void query_benchmark(const std::string& path) {
 
 }  // namespace
 
+
+// ---- soak: weeks of activity compressed in time --------------------------
+
+struct SoakSetup {
+  double days = 60;                    // simulated time
+  etwaudit::RetentionPolicy retention;  // the run with retention on
+  long coalesce_ms = 100;
+};
+
+struct SoakRun {
+  double seconds = 0;
+  std::uint64_t events = 0;
+  std::uint64_t read_write_bytes = 0;
+  std::vector<std::pair<double, std::uint64_t>> sizes;  // (simulated day, database file bytes)
+  std::uint64_t max_file_bytes = 0;
+  std::uint64_t queries = 0, query_errors = 0;
+  double slowest_query_ms = 0;
+  double longest_lock_wait_ms = 0;  // another connection's wait for the write lock
+  std::string first_error;
+  etwaudit::PruneResult pruned;
+};
+
+// Runs the stream into path with queries and a write-lock probe beside it.
+SoakRun soak_run(const std::string& path, bench::StreamShape shape, std::uint64_t events, const SoakSetup& setup,
+                 bool retention) {
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path + suffix);
+  SoakRun run;
+  std::atomic<bool> done{false};
+  std::mutex mutex;  // guards run's reader figures
+  etwaudit::WriteDatabase database(path);
+  // Readers: the reports people run, over and over, each on its own connection.
+  auto reader = [&](int which) {
+    const char* reports[] = {"top-files", "top-processes", "timeline", "summary", "recent", "process-activity"};
+    for (int round = 0; !done; ++round) {
+      const char* name = reports[(round + which) % 6];
+      const auto started = Clock::now();
+      try {
+        auto db = etwaudit::open_read_only(path);
+        etwaudit::prepare_read_connection(*db);
+        etwaudit::QueryFilters filters;
+        if (std::string(name) == "process-activity") filters.process = "*";
+        etwaudit::Params params{{"bucket", std::to_string(etwaudit::ns_per_hour)}, {"limit", "20"}};
+        etwaudit::run_statements(*db, etwaudit::find_report(name)->sections, filters, params);
+        std::lock_guard lock(mutex);
+        ++run.queries;
+        run.slowest_query_ms =
+            std::max(run.slowest_query_ms, std::chrono::duration<double, std::milli>(Clock::now() - started).count());
+      } catch (const std::exception& e) {
+        std::lock_guard lock(mutex);
+        ++run.query_errors;
+        if (run.first_error.empty()) run.first_error = std::string(name) + ": " + e.what();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  };
+  // What another program waiting for the write lock sees.
+  auto probe = [&] {
+    SQLite::Database db(path, SQLite::OPEN_READWRITE);
+    db.exec("PRAGMA busy_timeout = 60000");
+    while (!done) {
+      const auto started = Clock::now();
+      db.exec("BEGIN IMMEDIATE");
+      const double waited = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+      db.exec("ROLLBACK");
+      {
+        std::lock_guard lock(mutex);
+        run.longest_lock_wait_ms = std::max(run.longest_lock_wait_ms, waited);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  };
+  std::vector<std::thread> helpers;
+  helpers.emplace_back(reader, 0);
+  helpers.emplace_back(reader, 3);
+  helpers.emplace_back(probe);
+
+  shape.daily_cycle = true;
+  StreamSource source(shape, events);
+  etwaudit::Catalog catalog;
+  etwaudit::RunStats stats;
+  etwaudit::EventWriter writer(database.db(), catalog, etwaudit::SelfExclusion::for_database(path, 0));
+  writer.begin_run("soak", "");
+  etwaudit::CollectionOptions options;
+  options.coalesce = std::chrono::milliseconds(setup.coalesce_ms);
+  if (retention) options.retention = setup.retention;
+  std::int64_t first_time = 0;
+  options.on_progress = [&](const etwaudit::RunStats&) {
+    const std::int64_t newest = writer.last_event_time();
+    if (newest == INT64_MIN) return;
+    if (first_time == 0) first_time = newest;
+    std::error_code error;
+    const auto bytes = fs::file_size(path, error);
+    if (error) return;
+    run.sizes.emplace_back(static_cast<double>(newest - first_time) / (86'400 * 1e9), bytes);
+    run.max_file_bytes = std::max<std::uint64_t>(run.max_file_bytes, bytes);
+  };
+  const auto started = Clock::now();
+  auto outcome = etwaudit::run_collection(source, catalog, writer, stats, options);
+  run.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  done = true;
+  for (auto& helper : helpers) helper.join();
+  if (outcome.failed) throw std::runtime_error(outcome.exit_reason);
+  run.events = stats.written;
+  run.read_write_bytes = source.read_write_bytes();
+  run.pruned = outcome.pruned;
+  run.max_file_bytes = std::max<std::uint64_t>(run.max_file_bytes, fs::file_size(path));
+  return run;
+}
+
+// Checks that the totals of what was written, kept and pruned agree with a
+// recount. Returns the lines that disagree (none: all agree).
+std::vector<std::string> soak_recount(const std::string& path, const SoakRun& run) {
+  auto db = etwaudit::open_read_only(path);
+  auto number = [&](const std::string& sql) { return db->execAndGet(sql).getInt64(); };
+  std::vector<std::string> wrong;
+  auto expect = [&](const char* what, std::int64_t got, std::int64_t expected) {
+    std::printf("  %-58s %14lld %s\n", what, static_cast<long long>(got), got == expected ? "ok" : "WRONG");
+    if (got != expected) wrong.push_back(std::string(what) + ": " + std::to_string(got) + ", expected " + std::to_string(expected));
+  };
+  const auto events = static_cast<std::int64_t>(run.events);
+  expect("events written (run record)", number("SELECT events_written FROM collector_runs"), events);
+  expect("events in minute_totals", number("SELECT sum(events) FROM minute_totals"), events);
+  expect("events in hour_totals + kept activity + totals dropped for the cap",
+         number("SELECT (SELECT coalesce(sum(events), 0) FROM hour_totals) + (SELECT coalesce(sum(events), 0) FROM "
+                "activity) + (SELECT totals_pruned_events FROM retention)"),
+         events);
+  expect("read+write bytes in minute_totals", number("SELECT coalesce(sum(bytes), 0) FROM minute_totals WHERE op IN (0, 1)"),
+         static_cast<std::int64_t>(run.read_write_bytes));
+  if (number("SELECT totals_pruned_before IS NULL FROM retention"))
+    expect("read+write bytes in hour_totals + kept activity",
+           number("SELECT (SELECT coalesce(sum(read_bytes + write_bytes), 0) FROM hour_totals) + "
+                  "(SELECT coalesce(sum(read_bytes + write_bytes), 0) FROM activity)"),
+           static_cast<std::int64_t>(run.read_write_bytes));
+  expect("kept events recounted from the events table", number("SELECT coalesce(sum(coalesce(count, 1)), 0) FROM events"),
+         number("SELECT coalesce(sum(events), 0) FROM activity"));
+  expect("kept rows recounted from the events table", number("SELECT count(*) FROM events"),
+         number("SELECT coalesce(sum(events), 0) FROM segments"));
+  expect("pruned + kept events", number("SELECT pruned_events FROM retention") + number("SELECT coalesce(sum(events), 0) FROM activity"), events);
+  return wrong;
+}
+
+int soak(const bench::StreamShape& shape, const SoakSetup& setup, const fs::path& dir) {
+  const auto events = static_cast<std::uint64_t>(setup.days * 86'400 * shape.rate);
+  std::printf("soak: %.0f days at a mean %.1f events/s with a daily cycle = %llu events, coalescing %ld ms; "
+              "retention --keep %.0fh --max-size %s\n",
+              setup.days, shape.rate, static_cast<unsigned long long>(events), setup.coalesce_ms,
+              static_cast<double>(*setup.retention.keep_ns) / etwaudit::ns_per_hour,
+              etwaudit::human_bytes(*setup.retention.max_bytes).c_str());
+  const std::string on_path = (dir / "soak-retention.db").string(), off_path = (dir / "soak-plain.db").string();
+  const SoakRun on = soak_run(on_path, shape, events, setup, true);
+  const SoakRun off = soak_run(off_path, shape, events, setup, false);
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(off_path + suffix);
+
+  std::printf("\ndatabase file by simulated day (retention on | off):\n");
+  const std::size_t rows = 12;
+  for (std::size_t i = 1; i <= rows; ++i) {
+    auto at = [&](const SoakRun& run) { return run.sizes.empty() ? std::pair<double, std::uint64_t>{0, 0} : run.sizes[(run.sizes.size() - 1) * i / rows]; };
+    std::printf("  day %5.1f  %9.1f MB | day %5.1f  %9.1f MB\n", at(on).first, at(on).second / 1048576.0, at(off).first,
+                at(off).second / 1048576.0);
+  }
+  const double ratio = (on.events / on.seconds) / (off.events / off.seconds);
+  std::printf("\nevents/s: retention on %.0f, off %.0f, ratio %.2f (goal >= 0.90)\n", on.events / on.seconds,
+              off.events / off.seconds, ratio);
+  std::printf("largest database file: %.1f MB with a cap of %.1f MB%s\n", on.max_file_bytes / 1048576.0,
+              *setup.retention.max_bytes / 1048576.0, on.max_file_bytes <= *setup.retention.max_bytes ? "" : " (OVER THE CAP)");
+  std::printf("pruned %llu events in %llu transactions; longest prune transaction %.1f ms; longest wait of another "
+              "connection for the write lock %.1f ms\n",
+              static_cast<unsigned long long>(on.pruned.events), static_cast<unsigned long long>(on.pruned.transactions),
+              on.pruned.longest_transaction.count() / 1000.0, on.longest_lock_wait_ms);
+  std::printf("queries during the run: %llu, errors %llu%s%s, slowest %.0f ms\n",
+              static_cast<unsigned long long>(on.queries), static_cast<unsigned long long>(on.query_errors),
+              on.first_error.empty() ? "" : ": ", on.first_error.c_str(), on.slowest_query_ms);
+
+  std::printf("\nreports over the whole database at the end (best of 3):\n");
+  {
+    auto db = etwaudit::open_read_only(on_path);
+    etwaudit::prepare_read_connection(*db);
+    for (const char* name : {"top-files", "top-processes", "timeline", "summary", "recent", "gaps"}) {
+      double best = 1e9;
+      for (int attempt = 0; attempt < 3; ++attempt) {
+        const auto started = Clock::now();
+        etwaudit::run_statements(*db, etwaudit::find_report(name)->sections, {},
+                                 {{"bucket", std::to_string(24 * etwaudit::ns_per_hour)}});
+        best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - started).count());
+      }
+      std::printf("  %-16s %8.1f ms\n", name, best);
+    }
+  }
+  std::printf("\ntotals against a recount:\n");
+  const auto wrong = soak_recount(on_path, on);
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(on_path + suffix);
+
+  bool held = wrong.empty() && on.query_errors == 0 && on.max_file_bytes <= *setup.retention.max_bytes;
+  std::printf("\nsoak: %s\n", held ? "held" : "FAILED");
+  if (ratio < 0.9) std::printf("soak: note: the ratio is below its goal of 0.90\n");
+  return held ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
   cxxopts::Options options("etwaudit-bench",
                            "Measures the etwaudit store against bare SQLite on one synthetic stream.\n\n"
@@ -420,6 +624,8 @@ int main(int argc, char** argv) {
     ("keep", "(d): prune events older than this much simulated time", cxxopts::value<std::string>()->default_value("30m"))
     ("max-size", "(d): and keep the database under this size", cxxopts::value<std::string>()->default_value("200MB"))
     ("coalesce-ms", "(e): the coalescing window", cxxopts::value<long>()->default_value("100"))
+    ("soak", "simulate DAYS of activity compressed in time, with retention (--keep, --max-size) and queries; "
+             "--rate is then the mean events per simulated second", cxxopts::value<double>())
     ("only", "run only these of a,b,c,d,e (default: all)", cxxopts::value<std::string>()->default_value("abcde"))
     ("queries", "time every report on the --db database (made first, by (c), if it does not exist)")
     ("import", "time reading, decoding and importing this .etl file instead", cxxopts::value<std::string>())
@@ -440,6 +646,23 @@ int main(int argc, char** argv) {
     if (events == 0 || batch_size == 0 || shape.processes == 0 || shape.files < shape.processes || shape.rate <= 0) {
       std::cerr << "etwaudit-bench: --events and --batch-size must be positive, --files >= --processes > 0\n";
       return 2;
+    }
+    if (args.count("soak")) {
+      SoakSetup setup;
+      setup.days = args["soak"].as<double>();
+      setup.retention.keep_ns = etwaudit::parse_duration(args["keep"].as<std::string>());
+      setup.retention.max_bytes = etwaudit::parse_byte_size(args["max-size"].as<std::string>());
+      setup.coalesce_ms = args["coalesce-ms"].as<long>();
+      if (!setup.retention.keep_ns || !setup.retention.max_bytes || setup.days <= 0) {
+        std::cerr << "etwaudit-bench: --soak needs positive DAYS, a --keep duration and a --max-size\n";
+        return 2;
+      }
+      const fs::path dir = args.count("dir") ? fs::path(args["dir"].as<std::string>())
+                                             : fs::temp_directory_path() / ("etwaudit-soak-" + std::to_string(getpid()));
+      fs::create_directories(dir);
+      const int status = soak(shape, setup, dir);
+      if (!args.count("dir")) fs::remove_all(dir);
+      return status;
     }
     if (args.count("import")) {
       const fs::path dir = fs::temp_directory_path() / ("etwaudit-bench-" + std::to_string(getpid()));

@@ -14,7 +14,8 @@
 //   (on average 8): mostly sequential reads or writes of 4 KiB to 64 KiB with
 //   advancing offsets, framed by open/close and the odd set_info or flush;
 // - time only moves forward, with exponential gaps at an average rate of
-//   --rate events per second.
+//   --rate events per second; with a daily cycle that rate swings from a
+//   fifth of it at 03:00 to nine fifths of it at 15:00.
 
 #include <algorithm>
 #include <cmath>
@@ -93,7 +94,8 @@ struct StreamProcess {
 struct StreamShape {
   std::size_t processes = 300;
   std::size_t files = 50000;
-  double rate = 2000;  // events per simulated second
+  double rate = 2000;  // events per simulated second (the mean, with daily_cycle)
+  bool daily_cycle = false;  // busy afternoons, quiet nights: the rate follows the time of day
   std::uint64_t seed = 1;
 };
 
