@@ -137,3 +137,30 @@ TEST_CASE("a path glob matching many files walks the window instead of each file
     }
   }
 }
+
+TEST_CASE("a window at the ends of the 64-bit time range has no whole minutes past them", "[filters]") {
+  // The first and last whole minutes overflowed when --since or --until lay
+  // within a minute of the ends (2262-04-11T23:47:16Z, 1677-09-21T00:12:44Z).
+  QueryFilters filters;
+  filters.since = INT64_MAX - 1000;
+  filters.until = INT64_MIN + 1000;
+  Params params;
+  add_filter_params(filters, params);
+  CHECK(params["whole_minutes_from"] == std::to_string(INT64_MAX));
+  CHECK(params["whole_minutes_to"] == std::to_string(INT64_MIN));
+  ReportFixture fixture;
+  const auto counts = [&](QueryFilters window) {
+    const auto table = run_statements(
+        fixture.db(), {{"result", "SELECT count(*) || '|' || (SELECT count(*) FROM windowed_minutes) FROM windowed_events"}},
+        window, {});
+    return table.at(0).rows.at(0).at(0).text;
+  };
+  filters = QueryFilters{};
+  filters.since = parse_iso8601("2262-04-11T23:47:16Z");
+  CHECK(counts(filters) == "0|0");
+  filters = QueryFilters{};
+  filters.until = parse_iso8601("1677-09-21T00:12:44Z");
+  CHECK(counts(filters) == "0|0");
+  filters.until = INT64_MAX;
+  CHECK(counts(filters) == "12|8");
+}

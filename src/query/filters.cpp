@@ -396,6 +396,16 @@ std::string filter_ctes(const QueryFilters& filters) {
   return sql;
 }
 
+namespace {
+// The first ns of a minute, held to the 64-bit range: the minutes at its ends
+// start before or end after it (--since 2262-04-11T23:47:16Z).
+std::int64_t minute_start(std::int64_t minute) {
+  if (minute > INT64_MAX / ns_per_minute) return INT64_MAX;
+  if (minute < INT64_MIN / ns_per_minute) return INT64_MIN;
+  return minute * ns_per_minute;
+}
+}  // namespace
+
 void add_filter_params(const QueryFilters& filters, Params& params) {
   if (filters.since) params["since"] = std::to_string(*filters.since);
   if (filters.until) params["until"] = std::to_string(*filters.until);
@@ -404,13 +414,13 @@ void add_filter_params(const QueryFilters& filters, Params& params) {
   if (filters.since) {
     const std::int64_t first = ceil_div(*filters.since, ns_per_minute);
     params["first_minute"] = std::to_string(first);
-    params["whole_minutes_from"] = std::to_string(first * ns_per_minute);
+    params["whole_minutes_from"] = std::to_string(minute_start(first));
   }
   if (filters.until) {
     const std::int64_t end = *filters.until == INT64_MAX ? INT64_MAX : *filters.until + 1;  // exclusive
     const std::int64_t last = floor_div(end, ns_per_minute) - 1;
     params["last_minute"] = std::to_string(last);
-    params["whole_minutes_to"] = std::to_string((last + 1) * ns_per_minute);
+    params["whole_minutes_to"] = std::to_string(minute_start(last + 1));
   }
   if (filters.process) params["process"] = *filters.process;
   if (filters.path) params["path"] = *filters.path;
