@@ -164,3 +164,24 @@ TEST_CASE("a window at the ends of the 64-bit time range has no whole minutes pa
   filters.until = INT64_MAX;
   CHECK(counts(filters) == "12|8");
 }
+
+TEST_CASE("a pattern with a NUL byte is matched as all of its bytes, and a bad one is an Error", "[filters]") {
+  // Found by fuzzing: path_match read its pattern only up to a NUL byte, so
+  // "\0\0no..." passed the check and then failed as an empty pattern, with an
+  // exception run_statements let through unexplained.
+  ReportFixture fixture;
+  const auto match = [&](const std::string& pattern, const std::string& path) {
+    return run_sql(fixture.db(), "SELECT path_match(:p, :s), process_match(:p, 0, :s)", {{"p", pattern}, {"s", path}})
+        .rows.at(0);
+  };
+  CHECK(match(std::string("a\0*", 3), "a")[0].text == "0");
+  CHECK(match(std::string("a\0*", 3), "a")[1].text == "0");
+  CHECK(match(std::string("a\0*", 3), std::string("a\0b", 3))[0].text == "1");
+  CHECK(match(std::string("a\0*", 3), std::string("a\0b", 3))[1].text == "1");
+  QueryFilters filters;
+  filters.path = std::string("\0\0no", 4);
+  CHECK(fixture.rows("file-history", filters).empty());
+  filters.path = "";
+  CHECK_THROWS_MATCHES(fixture.rows("file-history", filters), Error,
+                       Catch::Message("query failed: bad pattern: the pattern is empty"));
+}

@@ -20,6 +20,14 @@ const char* text_argument(sqlite3_value* value) {
   return reinterpret_cast<const char*>(sqlite3_value_text(value));
 }
 
+// The whole text of an argument, NUL bytes included ("" for NULL): a pattern
+// is checked and matched as the same bytes.
+std::string_view text_bytes(sqlite3_value* value) {
+  const char* text = text_argument(value);
+  if (!text) return {};
+  return {text, static_cast<std::size_t>(sqlite3_value_bytes(value))};
+}
+
 // What make() compiles from a statement's constant pattern argument, kept by
 // SQLite from row to row. SQLite may drop it at any time (at once, when the
 // argument is not constant), so the row at hand uses the copy in local.
@@ -41,15 +49,14 @@ const T* compiled_pattern(sqlite3_context* context, std::optional<T>& local, Mak
 void path_match(sqlite3_context* context, int, sqlite3_value** argv) {
   std::optional<PathGlob> local;
   const PathGlob* glob = compiled_pattern(context, local, [&] {
-    const char* pattern = text_argument(argv[0]);
     std::string error;
-    auto compiled = PathGlob::compile(pattern ? pattern : "", error);
+    auto compiled = PathGlob::compile(text_bytes(argv[0]), error);
     if (!compiled) throw UsageError("bad pattern: " + error);
     return std::move(*compiled);
   });
   if (!glob) return;
-  const char* path = text_argument(argv[1]);
-  sqlite3_result_int(context, path && glob->matches(path) ? 1 : 0);
+  const bool has_path = sqlite3_value_type(argv[1]) != SQLITE_NULL;
+  sqlite3_result_int(context, has_path && glob->matches(text_bytes(argv[1])) ? 1 : 0);
 }
 
 // process_match(pattern, pid, image): the pattern as --process takes it, a
@@ -57,13 +64,11 @@ void path_match(sqlite3_context* context, int, sqlite3_value** argv) {
 void process_match(sqlite3_context* context, int, sqlite3_value** argv) {
   std::optional<ProcessPattern> local;
   const ProcessPattern* pattern = compiled_pattern(context, local, [&] {
-    const char* text = text_argument(argv[0]);
-    return ProcessPattern::parse("bad pattern", text ? text : "");
+    return ProcessPattern::parse("bad pattern", std::string(text_bytes(argv[0])));
   });
   if (!pattern) return;
-  const char* image = text_argument(argv[2]);
   const auto pid = static_cast<std::uint32_t>(sqlite3_value_int64(argv[1]));
-  sqlite3_result_int(context, pattern->matches(pid, image ? image : "").value_or(false) ? 1 : 0);
+  sqlite3_result_int(context, pattern->matches(pid, text_bytes(argv[2])).value_or(false) ? 1 : 0);
 }
 
 // iso_time(ns): "2026-12-02T10:15:30.1234567Z"; NULL stays NULL.

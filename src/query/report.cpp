@@ -148,7 +148,11 @@ bool starts_a_query(const std::string& sql) {
 
 std::vector<Table> run_statements(SQLite::Database& db, const std::vector<ReportSection>& statements,
                                   QueryFilters filters, Params params) {
-  judge_path_breadth(db, filters);
+  try {
+    judge_path_breadth(db, filters);
+  } catch (const SQLite::Exception& e) {
+    throw Error(std::string("query failed: ") + e.what());
+  }
   add_filter_params(filters, params);
   const std::string ctes = filter_ctes(filters);
   std::vector<Table> results;
