@@ -33,6 +33,12 @@ constexpr std::uint16_t flag_compressed = 0x40;   // the body after the header i
 // Buffers larger than this are taken for corruption rather than allocated.
 // ETW's own buffers are at most a few MB.
 constexpr std::uint32_t max_buffer_size = 64u << 20;
+// A compressed buffer decompresses into one of the session's buffers: no more
+// than the logfile header's BufferSize, and never more than ETW's largest
+// buffer, 16 MB (etw-facts.md §1). XPRESS bounds nothing itself (a 9-byte
+// match may claim 4 GB), so its SavedOffset is held to that before the output
+// is allocated.
+constexpr std::uint32_t max_etw_buffer_size = 16u << 20;
 
 constexpr std::uint32_t end_of_records = 0xFFFFFFFF;  // marker of the unused rest of a buffer
 constexpr std::uint8_t marker_header_flag = 0x80;     // set in byte 3 of every record marker
@@ -341,8 +347,18 @@ bool EtlReader::load_next_buffer() {
   std::size_t capacity;
   if (buffer_flag & flag_compressed) {
     ++m_counters.compressed_buffers;
-    if (saved_offset < buffer_header_size || saved_offset > max_buffer_size) {
+    if (saved_offset < buffer_header_size) {
       fail("compressed buffer has an uncompressed size (SavedOffset) of " + hex(saved_offset), false);
+    }
+    // Before the logfile header is read (the first buffer), or when it gives
+    // no plausible size, ETW's largest buffer is the limit.
+    const bool header_size_known =
+        m_header.buffer_size >= buffer_header_size && m_header.buffer_size <= max_etw_buffer_size;
+    const std::uint32_t largest = header_size_known ? m_header.buffer_size : max_etw_buffer_size;
+    if (saved_offset > largest) {
+      fail("compressed buffer has an uncompressed size (SavedOffset) of " + hex(saved_offset) + ", more than " +
+               (header_size_known ? "the trace's buffer size " : "an ETW buffer can hold, ") + hex(largest),
+           false);
     }
     if (m_compressed.size() < body_size) m_compressed.resize(body_size);
     read_at(offset + buffer_header_size, m_compressed.data(), body_size);
