@@ -17,6 +17,10 @@
 #include "sources/etl/etl_reader.h"
 #include "temp_dir.h"
 
+#ifndef _WIN32
+#include <sys/stat.h>
+#endif
+
 using namespace etwaudit;
 using etwaudit::test::TempDir;
 
@@ -645,6 +649,17 @@ TEST_CASE("a compressed .etl buffer may not claim more than a trace buffer holds
                                                                "can hold, 0x1000000") &&
                                          Catch::Matchers::Contains("is it an .etl file?"));
 }
+
+#ifndef _WIN32
+TEST_CASE("the .etl reader refuses a FIFO or a device at once instead of waiting or reading forever", "[etl]") {
+  TempDir dir;
+  const std::string fifo = dir.file("trace.etl");
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(EtlReader(fifo), Catch::Matchers::EndsWith("trace.etl': it is not a regular file but a FIFO (a pipe)"));
+  CHECK_THROWS_WITH(EtlReader("/dev/zero"),
+                    "cannot read ETL file '/dev/zero': it is not a regular file but a character device");
+}
+#endif
 
 TEST_CASE(".etl traces with flipped bytes throw an Error or end cleanly", "[etl]") {
   TempDir dir;

@@ -217,6 +217,17 @@ std::string read_utf16(const std::uint8_t* data, std::size_t size, std::size_t& 
   return text;
 }
 
+// "a FIFO", "a character device", ...: what a path is when not a regular file.
+std::string file_kind(std::filesystem::file_type type) {
+  switch (type) {
+    case std::filesystem::file_type::fifo: return "a FIFO (a pipe)";
+    case std::filesystem::file_type::character: return "a character device";
+    case std::filesystem::file_type::block: return "a block device";
+    case std::filesystem::file_type::socket: return "a socket";
+    default: return "a special file";
+  }
+}
+
 bool is_system_type(std::uint8_t type) {
   return type == static_cast<std::uint8_t>(TraceHeaderType::system32) ||
          type == static_cast<std::uint8_t>(TraceHeaderType::system64);
@@ -227,9 +238,13 @@ bool is_system_type(std::uint8_t type) {
 EtlReader::EtlReader(const std::filesystem::path& path, OnMalformedBuffer on_malformed)
     : m_path(path), m_on_malformed(on_malformed) {
   const std::string name = display(path);
+  // Only a regular file is read: opening a FIFO would wait for a writer
+  // forever, and a device such as /dev/zero never ends.
   std::error_code ignored;
-  if (std::filesystem::is_directory(path, ignored))
-    throw Error("cannot read ETL file '" + name + "': it is a directory");
+  const std::filesystem::file_status status = std::filesystem::status(path, ignored);
+  if (std::filesystem::is_directory(status)) throw Error("cannot read ETL file '" + name + "': it is a directory");
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw Error("cannot read ETL file '" + name + "': it is not a regular file but " + file_kind(status.type()));
   errno = 0;
   m_file.open(path, std::ios::binary);
   if (!m_file) {
