@@ -135,7 +135,8 @@ int read_only_guard(void*, int action, const char* a, const char* b, const char*
       if (action == SQLITE_INSERT) return refuse("INSERT into '" + name(a) + "' is refused");
       if (action == SQLITE_UPDATE) return refuse("UPDATE of '" + name(a) + "' is refused");
       return refuse("DELETE from '" + name(a) + "' is refused");
-    case SQLITE_ATTACH: return refuse("ATTACH is refused");
+    // VACUUM (INTO a file, too) shows up as an ATTACH of its copy.
+    case SQLITE_ATTACH: return refuse("ATTACH and VACUUM are refused");
     case SQLITE_DETACH: return refuse("DETACH is refused");
     case SQLITE_TRANSACTION:
     case SQLITE_SAVEPOINT: return refuse("transactions are refused");
