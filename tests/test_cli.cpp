@@ -466,6 +466,54 @@ TEST_CASE("import of a truncated or bit-flipped trace fails with exit 1, in boun
   for (const auto* run : {&truncated, &flipped, &in_body, &in_header}) CHECK(run->took < 20s);
 }
 
+TEST_CASE("query --sql runs one statement that only reads, and binds --param values as data", "[cli][query]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db");
+  REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db}).exit_code == 0);
+  auto two = run(dir, {"query", "--sql", "select 1; select 2", "--db", db});
+  CHECK(two.exit_code == 1);
+  CHECK_THAT(two.err, Catch::Contains("one statement at a time, please: found 'select 2' after the first one"));
+  auto sneaky = run(dir, {"query", "--sql", "SELECT count(*) FROM events; DELETE FROM events", "--db", db});
+  CHECK(sneaky.exit_code == 1);
+  const auto copy = dir.file("copy.db");
+  auto vacuum = run(dir, {"query", "--sql", "VACUUM INTO '" + copy + "'", "--db", db});
+  CHECK(vacuum.exit_code == 1);
+  CHECK_THAT(vacuum.err, Catch::Contains("queries may only read the database: ATTACH and VACUUM are refused"));
+  CHECK_FALSE(fs::exists(copy));
+  for (const char* sql : {"ATTACH DATABASE 'other.db' AS other", "SELECT load_extension('libevil')",
+                          "PRAGMA journal_mode = DELETE", "CREATE TEMP TABLE t AS SELECT 1", "BEGIN IMMEDIATE"}) {
+    CAPTURE(sql);
+    auto refused = run(dir, {"query", "--sql", sql, "--db", db});
+    CHECK(refused.exit_code == 1);
+    CHECK_THAT(refused.err, Catch::Contains("queries may only read the database"));
+  }
+  CHECK_FALSE(fs::exists(dir.file("other.db")));
+  CHECK(query_int(db, "SELECT count(*) FROM events") == 163);
+
+  auto hex = [](const std::string& bytes) {
+    std::string text;
+    char digits[3];
+    for (unsigned char c : bytes) {
+      std::snprintf(digits, sizeof digits, "%02X", c);
+      text += digits;
+    }
+    return text;
+  };
+  // No NUL: a command line cannot carry one (test_query_filters.cpp binds it).
+  const std::vector<std::string> values = {"it's \"quoted\"", "100%", "a_b", "*", "[abc]", "C:\\Users\\ada\\",
+                                           "one, two", "line one\nline two", std::string(100 * 1024, 'x'),
+                                           "\xFF\xFE not UTF-8 \xC3(", "x'; DELETE FROM events; --", "-v", "=",
+                                           ""};
+  for (const std::string& value : values) {
+    CAPTURE(value.substr(0, 40));
+    auto bound = run(dir, {"query", "--sql", "SELECT hex(:v) AS h, length(CAST(:v AS BLOB)) AS n, typeof(:v) AS t",
+                           "--param", "v=" + value, "--format", "csv", "--db", db});
+    CHECK(bound.exit_code == 0);
+    CHECK(bound.out == "h,n,t\r\n" + hex(value) + "," + std::to_string(value.size()) + ",text\r\n");
+  }
+  CHECK(query_int(db, "SELECT count(*) FROM events") == 163);
+}
+
 TEST_CASE("live collection on Linux records other processes and never itself or its database", "[cli][fanotify]") {
   TempDir dir;
   if (geteuid() != 0) {
