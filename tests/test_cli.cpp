@@ -4,6 +4,7 @@
 
 #include <SQLiteCpp/Database.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -72,6 +73,39 @@ Result run(const TempDir& dir, const std::vector<std::string>& args) {
   result.out = read_file(dir.file("stdout.txt"));
   result.err = read_file(dir.file("stderr.txt"));
   return result;
+}
+
+// A run that must end by itself within a time limit: how long it took and
+// the most memory it held (peak resident set). A run still going after the
+// limit is killed and reported with exit code -1.
+struct BoundedResult {
+  Result result;
+  std::chrono::milliseconds took{};
+  long max_rss_kib = 0;
+};
+
+BoundedResult run_bounded(const TempDir& dir, const std::vector<std::string>& args,
+                          std::chrono::seconds limit = std::chrono::seconds(30)) {
+  BoundedResult bounded;
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = spawn(dir, args);
+  int status = 0;
+  rusage usage{};
+  while (wait4(pid, &status, WNOHANG, &usage) == 0) {
+    if (std::chrono::steady_clock::now() - start > limit) {
+      kill(pid, SIGKILL);
+      wait4(pid, &status, 0, &usage);
+      status = -1;
+      break;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  bounded.took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  bounded.max_rss_kib = usage.ru_maxrss;
+  bounded.result.exit_code = status == -1 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  bounded.result.out = read_file(dir.file("stdout.txt"));
+  bounded.result.err = read_file(dir.file("stderr.txt"));
+  return bounded;
 }
 
 std::int64_t query_int(const std::string& db_path, const std::string& sql) {
@@ -403,6 +437,116 @@ TEST_CASE("import reads a trace once, refuses it twice unless forced, and fails 
   CHECK_THAT(missing.err, Catch::Contains("does not exist"));
   auto nothing = run(dir, {"import", "--db", db});
   CHECK(nothing.exit_code == 2);
+}
+
+TEST_CASE("import refuses a directory, a FIFO and a device at once, before touching the database", "[cli][import]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db");
+  const auto fifo = dir.file("trace.etl");
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {dir.path(), "' is a directory"},
+      {fifo, "' is not a regular file (a FIFO, device or socket)"},
+      {"/dev/zero", "trace file '/dev/zero' is not a regular file"}};
+  for (const auto& [path, message] : cases) {
+    CAPTURE(path);
+    const auto refused = run_bounded(dir, {"import", path, "--db", db}, 20s);
+    CHECK(refused.result.exit_code == 1);
+    CHECK_THAT(refused.result.err, Catch::Contains(message));
+    CHECK(refused.took < 10s);
+  }
+  CHECK_FALSE(fs::exists(db));
+}
+
+TEST_CASE("import of a truncated or bit-flipped trace fails with exit 1, in bounded time and memory", "[cli][import]") {
+  TempDir dir;
+  const std::string trace = std::string(ETWAUDIT_ETL_FIXTURES) + "/perfview-net452-x64-win10.etl";
+  const std::string original = read_file(trace);
+  auto import = [&](const std::string& name, const std::string& bytes) {
+    const auto path = dir.file(name);
+    std::ofstream(path, std::ios::binary) << bytes;
+    return run_bounded(dir, {"import", path, "--db", dir.file(name + ".db")});
+  };
+  const auto whole = import("whole.etl", original);
+  REQUIRE(whole.result.exit_code == 0);
+
+  const auto truncated = import("truncated.etl", original.substr(0, 100'000));
+  CHECK(truncated.result.exit_code == 1);
+  CHECK_THAT(truncated.result.err, Catch::Contains("cannot read ETL file") && Catch::Contains("truncated.etl") &&
+                                       Catch::Contains("runs past the end of the file"));
+
+  // One bit of buffer 1's SavedOffset (0xffb0): it now claims 64 MiB.
+  std::string claims_64_mib = original;
+  claims_64_mib[0x200 + 4 + 3] = static_cast<char>(claims_64_mib[0x200 + 4 + 3] ^ 0x04);
+  const auto flipped = import("flipped.etl", claims_64_mib);
+  CHECK(flipped.result.exit_code == 1);
+  CHECK_THAT(flipped.result.err,
+             Catch::Contains("buffer 1 at offset 0x200: compressed buffer has an uncompressed size (SavedOffset) of "
+                             "0x400ffb0, more than the trace's buffer size 0x10000"));
+  CAPTURE(whole.max_rss_kib, flipped.max_rss_kib);
+  CHECK(flipped.max_rss_kib < whole.max_rss_kib + 32 * 1024);
+
+  // A flipped bit in the compressed data (the first item of buffer 1 becomes a
+  // match with nothing before it to copy), and in the header of the first buffer.
+  std::string corrupt = original;
+  corrupt[0x248 + 3] = static_cast<char>(corrupt[0x248 + 3] ^ 0x80);
+  const auto in_body = import("body.etl", corrupt);
+  CHECK(in_body.result.exit_code == 1);
+  CHECK_THAT(in_body.result.err, Catch::Contains("buffer 1 at offset 0x200: XPRESS data is corrupt"));
+  std::string first = original;
+  first[0] = static_cast<char>(first[0] ^ 0x01);
+  const auto in_header = import("first.etl", first);
+  CHECK(in_header.result.exit_code == 1);
+  CHECK_THAT(in_header.result.err, Catch::Contains("cannot read ETL file"));
+  for (const auto* run : {&truncated, &flipped, &in_body, &in_header}) CHECK(run->took < 20s);
+}
+
+TEST_CASE("query --sql runs one statement that only reads, and binds --param values as data", "[cli][query]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db");
+  REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db}).exit_code == 0);
+  auto two = run(dir, {"query", "--sql", "select 1; select 2", "--db", db});
+  CHECK(two.exit_code == 1);
+  CHECK_THAT(two.err, Catch::Contains("one statement at a time, please: found 'select 2' after the first one"));
+  auto sneaky = run(dir, {"query", "--sql", "SELECT count(*) FROM events; DELETE FROM events", "--db", db});
+  CHECK(sneaky.exit_code == 1);
+  const auto copy = dir.file("copy.db");
+  auto vacuum = run(dir, {"query", "--sql", "VACUUM INTO '" + copy + "'", "--db", db});
+  CHECK(vacuum.exit_code == 1);
+  CHECK_THAT(vacuum.err, Catch::Contains("queries may only read the database: ATTACH and VACUUM are refused"));
+  CHECK_FALSE(fs::exists(copy));
+  for (const char* sql : {"ATTACH DATABASE 'other.db' AS other", "SELECT load_extension('libevil')",
+                          "PRAGMA journal_mode = DELETE", "CREATE TEMP TABLE t AS SELECT 1", "BEGIN IMMEDIATE"}) {
+    CAPTURE(sql);
+    auto refused = run(dir, {"query", "--sql", sql, "--db", db});
+    CHECK(refused.exit_code == 1);
+    CHECK_THAT(refused.err, Catch::Contains("queries may only read the database"));
+  }
+  CHECK_FALSE(fs::exists(dir.file("other.db")));
+  CHECK(query_int(db, "SELECT count(*) FROM events") == 163);
+
+  auto hex = [](const std::string& bytes) {
+    std::string text;
+    char digits[3];
+    for (unsigned char c : bytes) {
+      std::snprintf(digits, sizeof digits, "%02X", c);
+      text += digits;
+    }
+    return text;
+  };
+  // No NUL: a command line cannot carry one (test_query_filters.cpp binds it).
+  const std::vector<std::string> values = {"it's \"quoted\"", "100%", "a_b", "*", "[abc]", "C:\\Users\\ada\\",
+                                           "one, two", "line one\nline two", std::string(100 * 1024, 'x'),
+                                           "\xFF\xFE not UTF-8 \xC3(", "x'; DELETE FROM events; --", "-v", "=",
+                                           ""};
+  for (const std::string& value : values) {
+    CAPTURE(value.substr(0, 40));
+    auto bound = run(dir, {"query", "--sql", "SELECT hex(:v) AS h, length(CAST(:v AS BLOB)) AS n, typeof(:v) AS t",
+                           "--param", "v=" + value, "--format", "csv", "--db", db});
+    CHECK(bound.exit_code == 0);
+    CHECK(bound.out == "h,n,t\r\n" + hex(value) + "," + std::to_string(value.size()) + ",text\r\n");
+  }
+  CHECK(query_int(db, "SELECT count(*) FROM events") == 163);
 }
 
 TEST_CASE("live collection on Linux records other processes and never itself or its database", "[cli][fanotify]") {

@@ -42,3 +42,27 @@ TEST_CASE("durations take s, m, h and d and refuse nonsense", "[time]") {
     CHECK_FALSE(parse_duration(bad).has_value());
   }
 }
+
+TEST_CASE("times beyond what 64 bits of ns hold are refused, not wrapped", "[time]") {
+  // Found by fuzzing: years 0000-1677 and 2263-9999 overflowed the ns arithmetic.
+  CHECK(parse_iso8601("2262-04-11T23:47:16.854775807Z") == INT64_MAX);
+  CHECK_FALSE(parse_iso8601("2262-04-11T23:47:16.854775808Z").has_value());
+  CHECK(parse_iso8601("1677-09-21T00:12:43.145224192Z") == INT64_MIN);
+  CHECK_FALSE(parse_iso8601("1677-09-21T00:12:43.145224191Z").has_value());
+  CHECK(parse_iso8601("1677-09-21T00:12:44Z") == INT64_MIN + 854775808);
+  for (const char* far : {"9999-12-31T23:59:59Z", "0000-01-01T00:00:00Z", "6946-12-22T11:00:06.5Z",
+                          "2262-04-12T00:00:00+00:01", "1677-09-20T23:59:59-00:01"}) {
+    INFO(far);
+    CHECK_FALSE(parse_iso8601(far).has_value());
+  }
+  CHECK(parse_iso8601("1969-12-31T23:59:59.9999999Z") == -100);
+  CHECK(parse_iso8601(format_iso8601(INT64_MAX)) == INT64_MAX - 7);
+}
+
+TEST_CASE("durations beyond what 64 bits of ns hold are refused, not wrapped", "[time]") {
+  // Found by fuzzing: 999999999d overflowed.
+  CHECK_FALSE(parse_duration("999999999d").has_value());
+  CHECK_FALSE(parse_duration("106752d").has_value());
+  CHECK(parse_duration("106751d") == 106751 * 24 * ns_per_hour);
+  CHECK(parse_duration("999999999s") == 999999999 * ns_per_second);
+}

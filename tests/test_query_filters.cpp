@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <filesystem>
 
 #include "core/error.h"
 #include "core/time_format.h"
@@ -59,7 +60,7 @@ TEST_CASE("the query connection reads and refuses everything else, saying what",
   CHECK(refusal(db, "UPDATE files SET path = 'x'") == "queries may only read the database: UPDATE of 'files' is refused");
   CHECK_THAT(refusal(db, "CREATE TABLE t (x)"), Catch::StartsWith("queries may only read the database: statements"));
   CHECK_THAT(refusal(db, "DROP VIEW v_events"), Catch::StartsWith("queries may only read the database: statements"));
-  CHECK(refusal(db, "ATTACH DATABASE '/tmp/x.db' AS x") == "queries may only read the database: ATTACH is refused");
+  CHECK(refusal(db, "ATTACH DATABASE '/tmp/x.db' AS x") == "queries may only read the database: ATTACH and VACUUM are refused");
   CHECK(refusal(db, "PRAGMA user_version = 5") ==
         "queries may only read the database: PRAGMA user_version = ... changes the database and is refused");
   CHECK(refusal(db, "PRAGMA writable_schema") ==
@@ -136,4 +137,144 @@ TEST_CASE("a path glob matching many files walks the window instead of each file
       CHECK(table.rows.at(0).at(0).text + "|" + table.rows.at(0).at(1).text == expected);
     }
   }
+}
+
+TEST_CASE("ad-hoc SQL cannot write, attach, load, set pragmas, make temp objects or vacuum into a file", "[filters]") {
+  ReportFixture fixture;
+  auto& db = fixture.db();
+  etwaudit::test::TempDir dir;
+  const std::string copy = dir.file("copy.db");
+  const std::string refused = "queries may only read the database: ";
+  CHECK(refusal(db, "VACUUM INTO '" + copy + "'") == refused + "ATTACH and VACUUM are refused");
+  CHECK_FALSE(std::filesystem::exists(copy));
+  CHECK(refusal(db, "VACUUM") == refused + "ATTACH and VACUUM are refused");
+  CHECK(refusal(db, "ATTACH ':memory:' AS scratch") == refused + "ATTACH and VACUUM are refused");
+  CHECK(refusal(db, "SELECT load_extension('/tmp/evil.so', 'entry')") == refused + "load_extension() is refused");
+  for (const char* temp : {"CREATE TEMP TABLE t (x)", "CREATE TEMPORARY VIEW v AS SELECT 1",
+                           "CREATE TEMP TRIGGER t AFTER INSERT ON events BEGIN SELECT 1; END",
+                           "CREATE TEMP TABLE t AS SELECT * FROM events", "CREATE INDEX i ON events (op)",
+                           "CREATE VIRTUAL TABLE temp.t USING json_each('[1]')"}) {
+    CAPTURE(temp);
+    CHECK_THAT(refusal(db, temp), Catch::StartsWith(refused));
+  }
+  for (const char* pragma : {"PRAGMA journal_mode = DELETE", "PRAGMA wal_checkpoint(TRUNCATE)", "PRAGMA optimize",
+                             "PRAGMA query_only = 0", "PRAGMA writable_schema = ON", "PRAGMA temp_store = FILE",
+                             "PRAGMA main.user_version = 3", "PRAGMA incremental_vacuum", "PRAGMA shrink_memory",
+                             "PRAGMA foreign_keys = ON", "PRAGMA cache_size = 1"}) {
+    CAPTURE(pragma);
+    CHECK_THAT(refusal(db, pragma), Catch::StartsWith(refused + "PRAGMA"));
+  }
+  for (const char* write : {"REPLACE INTO ops VALUES (99, 'x', 'y')", "INSERT OR IGNORE INTO ops SELECT * FROM ops",
+                            "WITH gone AS (SELECT 1) DELETE FROM events", "ANALYZE", "REINDEX",
+                            "ALTER TABLE events RENAME TO e", "SAVEPOINT s", "DETACH main"}) {
+    CAPTURE(write);
+    CHECK_THAT(refusal(db, write), Catch::StartsWith(refused));
+  }
+  CHECK(run_sql(db, "SELECT count(*) FROM events", {}).rows[0][0].text == "12");
+}
+
+TEST_CASE("a second statement after the first is refused, not silently dropped", "[filters]") {
+  ReportFixture fixture;
+  auto& db = fixture.db();
+  CHECK(refusal(db, "select 1; select 2") == "one statement at a time, please: found 'select 2' after the first one");
+  CHECK(refusal(db, "SELECT 1;\n-- a comment\nDELETE FROM events;") ==
+        "one statement at a time, please: found 'DELETE FROM events;' after the first one");
+  CHECK_THAT(refusal(db, "SELECT 1; /* two */ SELECT 2"), Catch::Contains("found 'SELECT 2'"));
+  CHECK(refusal(db, std::string("SELECT 1\0; DELETE FROM events", 30)) ==
+        "the SQL holds a NUL byte (at byte 8), which would end it there");
+  // Found by fuzzing: SQL without a statement made SQLiteCpp throw from a noexcept function.
+  CHECK(refusal(db, "") == "the SQL holds no statement, only spaces or comments");
+  CHECK(refusal(db, " -- nothing\n;") == "the SQL holds no statement, only spaces or comments");
+  // What only ends the statement is fine: semicolons, spaces and comments.
+  CHECK(run_sql(db, "SELECT 1;", {}).rows[0][0].text == "1");
+  CHECK(run_sql(db, "SELECT 1 ; ;\n -- done\n /* really */", {}).rows[0][0].text == "1");
+  // With the filter tables in front, as --sql runs it.
+  const auto with_filters = [&](const std::string& sql) {
+    try {
+      run_statements(db, {{"result", sql}}, {}, {});
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(allowed)");
+  };
+  CHECK_THAT(with_filters("SELECT count(*) FROM windowed_events; DELETE FROM events"),
+             Catch::Contains("found 'DELETE FROM events' after the first one"));
+  CHECK(run_sql(db, "SELECT count(*) FROM events", {}).rows[0][0].text == "12");
+}
+
+TEST_CASE("parameter values are bound as data, byte for byte, whatever they hold", "[filters]") {
+  ReportFixture fixture;
+  const std::vector<std::string> values = {"it's \"quoted\"",
+                                           "100%",
+                                           "a_b",
+                                           "*",
+                                           "[abc]",
+                                           "C:\\Users\\ada\\",
+                                           "line one\nline two\r\n",
+                                           std::string("before\0after", 12),
+                                           std::string(100 * 1024, 'x'),
+                                           "\xFF\xFE not UTF-8 \xC3(",
+                                           "x'; DELETE FROM events; --",
+                                           "' OR 1=1 --"};
+  for (const std::string& value : values) {
+    CAPTURE(value.substr(0, 40));
+    const auto results = run_statements(
+        fixture.db(), {{"result", "SELECT :v, typeof(:v), length(CAST(:v AS BLOB)), "
+                                  "(SELECT count(*) FROM v_events WHERE path = :v OR process = :v)"}},
+        {}, {{"v", value}});
+    const auto& row = results.at(0).rows.at(0);
+    CHECK(row[0].text == value);
+    CHECK(row[1].text == "text");
+    CHECK(row[2].text == std::to_string(value.size()));
+    CHECK(row[3].text == "0");
+  }
+  CHECK(run_sql(fixture.db(), "SELECT count(*) FROM events", {}).rows[0][0].text == "12");
+}
+
+TEST_CASE("a window at the ends of the 64-bit time range has no whole minutes past them", "[filters]") {
+  // The first and last whole minutes overflowed when --since or --until lay
+  // within a minute of the ends (2262-04-11T23:47:16Z, 1677-09-21T00:12:44Z).
+  QueryFilters filters;
+  filters.since = INT64_MAX - 1000;
+  filters.until = INT64_MIN + 1000;
+  Params params;
+  add_filter_params(filters, params);
+  CHECK(params["whole_minutes_from"] == std::to_string(INT64_MAX));
+  CHECK(params["whole_minutes_to"] == std::to_string(INT64_MIN));
+  ReportFixture fixture;
+  const auto counts = [&](QueryFilters window) {
+    const auto table = run_statements(
+        fixture.db(), {{"result", "SELECT count(*) || '|' || (SELECT count(*) FROM windowed_minutes) FROM windowed_events"}},
+        window, {});
+    return table.at(0).rows.at(0).at(0).text;
+  };
+  filters = QueryFilters{};
+  filters.since = parse_iso8601("2262-04-11T23:47:16Z");
+  CHECK(counts(filters) == "0|0");
+  filters = QueryFilters{};
+  filters.until = parse_iso8601("1677-09-21T00:12:44Z");
+  CHECK(counts(filters) == "0|0");
+  filters.until = INT64_MAX;
+  CHECK(counts(filters) == "12|8");
+}
+
+TEST_CASE("a pattern with a NUL byte is matched as all of its bytes, and a bad one is an Error", "[filters]") {
+  // Found by fuzzing: path_match read its pattern only up to a NUL byte, so
+  // "\0\0no..." passed the check and then failed as an empty pattern, with an
+  // exception run_statements let through unexplained.
+  ReportFixture fixture;
+  const auto match = [&](const std::string& pattern, const std::string& path) {
+    return run_sql(fixture.db(), "SELECT path_match(:p, :s), process_match(:p, 0, :s)", {{"p", pattern}, {"s", path}})
+        .rows.at(0);
+  };
+  CHECK(match(std::string("a\0*", 3), "a")[0].text == "0");
+  CHECK(match(std::string("a\0*", 3), "a")[1].text == "0");
+  CHECK(match(std::string("a\0*", 3), std::string("a\0b", 3))[0].text == "1");
+  CHECK(match(std::string("a\0*", 3), std::string("a\0b", 3))[1].text == "1");
+  QueryFilters filters;
+  filters.path = std::string("\0\0no", 4);
+  CHECK(fixture.rows("file-history", filters).empty());
+  filters.path = "";
+  CHECK_THROWS_MATCHES(fixture.rows("file-history", filters), Error,
+                       Catch::Message("query failed: bad pattern: the pattern is empty"));
 }

@@ -17,6 +17,10 @@
 #include "sources/etl/etl_reader.h"
 #include "temp_dir.h"
 
+#ifndef _WIN32
+#include <sys/stat.h>
+#endif
+
 using namespace etwaudit;
 using etwaudit::test::TempDir;
 
@@ -28,6 +32,10 @@ const std::string perfview_trace = fixtures + "/perfview-net452-x64-win10.etl";
 const std::string win7_trace = fixtures + "/tx-process-win7.etl";
 
 using Bytes = std::vector<char>;
+
+void put_u32(Bytes& bytes, std::size_t at, std::uint32_t value) {
+  for (int i = 0; i < 4; ++i) bytes[at + i] = static_cast<char>(value >> (8 * i));
+}
 
 Bytes read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -616,6 +624,42 @@ TEST_CASE("a corrupt compressed .etl buffer names the buffer and the XPRESS prob
   CHECK(reader.counters().malformed >= 1);
   CHECK(seen.total > 170'000);
 }
+
+TEST_CASE("a compressed .etl buffer may not claim more than a trace buffer holds", "[etl]") {
+  TempDir dir;
+  const std::string path = dir.file("claims.etl");
+  Bytes bytes = read_file(perfview_trace);
+  put_u32(bytes, 0x200 + 4, 64u << 20);  // buffer 1's SavedOffset (0xffb0) now claims 64 MiB
+  write_file(path, bytes, bytes.size());
+  std::string message;
+  CHECK_FALSE(reads_cleanly(path, OnMalformedBuffer::stop, &message));
+  CHECK_THAT(message, Catch::Matchers::EndsWith("buffer 1 at offset 0x200: compressed buffer has an uncompressed size "
+                                                "(SavedOffset) of 0x4000000, more than the trace's buffer size 0x10000"));
+  EtlReader reader(path, OnMalformedBuffer::skip);
+  const Tally seen = tally(reader);
+  CHECK(reader.counters().malformed == 1);
+  CHECK(seen.total > 170'000);
+
+  // Before the logfile header gives the buffer size, ETW's largest buffer is the limit.
+  bytes = read_file(perfview_trace);
+  bytes[0x34] = static_cast<char>(bytes[0x34] | 0x40);  // buffer 0 compressed
+  put_u32(bytes, 4, (16u << 20) + 1);
+  write_file(path, bytes, bytes.size());
+  CHECK_THROWS_WITH(EtlReader(path), Catch::Matchers::Contains("(SavedOffset) of 0x1000001, more than an ETW buffer "
+                                                               "can hold, 0x1000000") &&
+                                         Catch::Matchers::Contains("is it an .etl file?"));
+}
+
+#ifndef _WIN32
+TEST_CASE("the .etl reader refuses a FIFO or a device at once instead of waiting or reading forever", "[etl]") {
+  TempDir dir;
+  const std::string fifo = dir.file("trace.etl");
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(EtlReader(fifo), Catch::Matchers::EndsWith("trace.etl': it is not a regular file but a FIFO (a pipe)"));
+  CHECK_THROWS_WITH(EtlReader("/dev/zero"),
+                    "cannot read ETL file '/dev/zero': it is not a regular file but a character device");
+}
+#endif
 
 TEST_CASE(".etl traces with flipped bytes throw an Error or end cleanly", "[etl]") {
   TempDir dir;

@@ -83,6 +83,14 @@ TEST_CASE("each kind of bad replay line gets a message that says what is wrong",
   CHECK(problem_with(R"({"time":0,"pid":99999999999,"op":"read","path":"x"})") == "'pid' is too large: 99999999999");
 }
 
+TEST_CASE("a replay line with a number too large for JSON is a bad line, not a crash", "[replay]") {
+  // Found by fuzzing: the JSON parser's out_of_range escaped parse_replay_line.
+  CHECK(problem_with(R"({"time":0,"pid":1,"op":"write","path":"x","offset":190955e520})") ==
+        "not valid JSON: number overflow parsing '190955e520'");
+  CHECK_THAT(problem_with(R"({"time":-1e400,"pid":1,"op":"read","path":"x"})"),
+             Catch::StartsWith("not valid JSON: number overflow"));
+}
+
 TEST_CASE("a bad line stops the replay with the file and line named, after the good lines before it", "[replay]") {
   Replay replay(good + "\n" + good + "\n{\"time\":0}\n" + good + "\n");
   const std::string error = replay.run(OnBadInput::stop);

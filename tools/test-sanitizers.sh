@@ -2,15 +2,16 @@
 # Builds etwaudit with g++, AddressSanitizer and UndefinedBehaviorSanitizer into
 # build-asan/ and runs, through ctest, the tests of the .etl reader, the XPRESS
 # decompressor, the event decoder, the .etl import, the replay source, the
-# fanotify source (which parses the kernel's records) and the queue there
-# (chosen by their Catch tags). Any sanitizer report fails the run (exit 1).
+# fanotify source (which parses the kernel's records), the queue, the time
+# parsers and the query filters there (chosen by their Catch tags). Any
+# sanitizer report fails the run (exit 1).
 # Needs what tools/setup.sh installs.
 #
-#   bash tools/test-sanitizers.sh [CATCH_TAGS]    default: [etl],[xpress],[etw],[import],[replay],[fanotify],[queue]
+#   bash tools/test-sanitizers.sh [CATCH_TAGS]    default: [etl],[xpress],[etw],[import],[replay],[fanotify],[queue],[time],[filters]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-tags=${1:-[etl],[xpress],[etw],[import],[replay],[fanotify],[queue]}
+tags=${1:-[etl],[xpress],[etw],[import],[replay],[fanotify],[queue],[time],[filters]}
 out=build-asan
 flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 

@@ -98,9 +98,19 @@ int import_command(int argc, const char* const* argv) {
   if (args.count("device-map"))
     for (const auto& mapping : args["device-map"].as<std::vector<std::string>>()) device_map.add_mapping(mapping);
   const auto files = args["files"].as<std::vector<std::string>>();
+  // Checked up front, before the database is touched: a FIFO would block the
+  // reader, and a device such as /dev/zero would never end.
   for (const auto& file : files) {
     std::error_code error;
-    if (!std::filesystem::is_regular_file(file, error)) throw Error("trace file '" + file + "' does not exist");
+    const std::filesystem::file_status status = std::filesystem::status(file, error);
+    if (!std::filesystem::exists(status)) {
+      if (error && error != std::errc::no_such_file_or_directory)
+        throw Error("cannot read trace file '" + file + "': " + error.message());
+      throw Error("trace file '" + file + "' does not exist");
+    }
+    if (std::filesystem::is_directory(status)) throw Error("trace file '" + file + "' is a directory");
+    if (!std::filesystem::is_regular_file(status))
+      throw Error("trace file '" + file + "' is not a regular file (a FIFO, device or socket); name an .etl file");
   }
 
   const std::string db_path = args["db"].as<std::string>();

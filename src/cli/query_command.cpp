@@ -167,13 +167,14 @@ int query_command(int argc, const char* const* argv) {
     const std::string sql = args.count("sql") ? args["sql"].as<std::string>()
                                               : read_sql_file(args["sql-file"].as<std::string>());
     statements.push_back({"result", sql});
-    if (args.count("param")) {
-      for (const auto& assignment : args["param"].as<std::vector<std::string>>()) {
-        const auto equals = assignment.find('=');
-        if (equals == std::string::npos || equals == 0)
-          throw UsageError("--param '" + assignment + "': expected name=value");
-        params[assignment.substr(0, equals)] = assignment.substr(equals + 1);
-      }
+    // Each --param as given: the parsed list would be cut at commas.
+    for (const cxxopts::KeyValue& argument : args.arguments()) {
+      if (argument.key() != "param") continue;
+      const std::string& assignment = argument.value();
+      const auto equals = assignment.find('=');
+      if (equals == std::string::npos || equals == 0)
+        throw UsageError("--param '" + assignment + "': expected name=value");
+      params[assignment.substr(0, equals)] = assignment.substr(equals + 1);
     }
   }
   if (filters.path) check_glob_argument(args.count("report") ? "path" : "--path", *filters.path);

@@ -112,7 +112,22 @@ std::optional<std::int64_t> parse_iso8601(std::string_view text) {
   if (!in.at_end()) return std::nullopt;
   const std::int64_t days = days_from_civil(year, month, day);
   const std::int64_t seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset_seconds;
-  return seconds * ns_per_second + fraction_ns;
+  // Four-digit years reach far past what 64 bits of ns hold (1677 to 2262):
+  // such times are refused, not wrapped.
+  constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t min = std::numeric_limits<std::int64_t>::min();
+  if (seconds > max / ns_per_second || seconds < min / ns_per_second - 1) return std::nullopt;
+  if (seconds >= 0) {
+    const std::int64_t whole = seconds * ns_per_second;
+    if (fraction_ns > max - whole) return std::nullopt;
+    return whole + fraction_ns;
+  }
+  // Before 1970 the last second is counted back from the next one, which is
+  // in range even where this one alone is not.
+  const std::int64_t next = (seconds + 1) * ns_per_second;
+  const std::int64_t back = ns_per_second - fraction_ns;
+  if (next < min + back) return std::nullopt;
+  return next - back;
 }
 
 std::string format_iso8601(std::int64_t ns) {
@@ -180,6 +195,8 @@ std::optional<std::int64_t> parse_duration(std::string_view text) {
     value = value * 10 + (c - '0');
   }
   if (value == 0) return std::nullopt;
+  // 9 digits of days is more ns than 64 bits hold.
+  if (value > std::numeric_limits<std::int64_t>::max() / unit) return std::nullopt;
   return value * unit;
 }
 

@@ -20,6 +20,14 @@ const char* text_argument(sqlite3_value* value) {
   return reinterpret_cast<const char*>(sqlite3_value_text(value));
 }
 
+// The whole text of an argument, NUL bytes included ("" for NULL): a pattern
+// is checked and matched as the same bytes.
+std::string_view text_bytes(sqlite3_value* value) {
+  const char* text = text_argument(value);
+  if (!text) return {};
+  return {text, static_cast<std::size_t>(sqlite3_value_bytes(value))};
+}
+
 // What make() compiles from a statement's constant pattern argument, kept by
 // SQLite from row to row. SQLite may drop it at any time (at once, when the
 // argument is not constant), so the row at hand uses the copy in local.
@@ -41,15 +49,14 @@ const T* compiled_pattern(sqlite3_context* context, std::optional<T>& local, Mak
 void path_match(sqlite3_context* context, int, sqlite3_value** argv) {
   std::optional<PathGlob> local;
   const PathGlob* glob = compiled_pattern(context, local, [&] {
-    const char* pattern = text_argument(argv[0]);
     std::string error;
-    auto compiled = PathGlob::compile(pattern ? pattern : "", error);
+    auto compiled = PathGlob::compile(text_bytes(argv[0]), error);
     if (!compiled) throw UsageError("bad pattern: " + error);
     return std::move(*compiled);
   });
   if (!glob) return;
-  const char* path = text_argument(argv[1]);
-  sqlite3_result_int(context, path && glob->matches(path) ? 1 : 0);
+  const bool has_path = sqlite3_value_type(argv[1]) != SQLITE_NULL;
+  sqlite3_result_int(context, has_path && glob->matches(text_bytes(argv[1])) ? 1 : 0);
 }
 
 // process_match(pattern, pid, image): the pattern as --process takes it, a
@@ -57,13 +64,11 @@ void path_match(sqlite3_context* context, int, sqlite3_value** argv) {
 void process_match(sqlite3_context* context, int, sqlite3_value** argv) {
   std::optional<ProcessPattern> local;
   const ProcessPattern* pattern = compiled_pattern(context, local, [&] {
-    const char* text = text_argument(argv[0]);
-    return ProcessPattern::parse("bad pattern", text ? text : "");
+    return ProcessPattern::parse("bad pattern", std::string(text_bytes(argv[0])));
   });
   if (!pattern) return;
-  const char* image = text_argument(argv[2]);
   const auto pid = static_cast<std::uint32_t>(sqlite3_value_int64(argv[1]));
-  sqlite3_result_int(context, pattern->matches(pid, image ? image : "").value_or(false) ? 1 : 0);
+  sqlite3_result_int(context, pattern->matches(pid, text_bytes(argv[2])).value_or(false) ? 1 : 0);
 }
 
 // iso_time(ns): "2026-12-02T10:15:30.1234567Z"; NULL stays NULL.
@@ -130,7 +135,8 @@ int read_only_guard(void*, int action, const char* a, const char* b, const char*
       if (action == SQLITE_INSERT) return refuse("INSERT into '" + name(a) + "' is refused");
       if (action == SQLITE_UPDATE) return refuse("UPDATE of '" + name(a) + "' is refused");
       return refuse("DELETE from '" + name(a) + "' is refused");
-    case SQLITE_ATTACH: return refuse("ATTACH is refused");
+    // VACUUM (INTO a file, too) shows up as an ATTACH of its copy.
+    case SQLITE_ATTACH: return refuse("ATTACH and VACUUM are refused");
     case SQLITE_DETACH: return refuse("DETACH is refused");
     case SQLITE_TRANSACTION:
     case SQLITE_SAVEPOINT: return refuse("transactions are refused");
@@ -418,6 +424,16 @@ std::string filter_ctes(const QueryFilters& filters) {
   return sql;
 }
 
+namespace {
+// The first ns of a minute, held to the 64-bit range: the minutes at its ends
+// start before or end after it (--since 2262-04-11T23:47:16Z).
+std::int64_t minute_start(std::int64_t minute) {
+  if (minute > INT64_MAX / ns_per_minute) return INT64_MAX;
+  if (minute < INT64_MIN / ns_per_minute) return INT64_MIN;
+  return minute * ns_per_minute;
+}
+}  // namespace
+
 void add_filter_params(const QueryFilters& filters, Params& params) {
   if (filters.since) params["since"] = std::to_string(*filters.since);
   if (filters.until) params["until"] = std::to_string(*filters.until);
@@ -426,13 +442,13 @@ void add_filter_params(const QueryFilters& filters, Params& params) {
   if (filters.since) {
     const std::int64_t first = ceil_div(*filters.since, ns_per_minute);
     params["first_minute"] = std::to_string(first);
-    params["whole_minutes_from"] = std::to_string(first * ns_per_minute);
+    params["whole_minutes_from"] = std::to_string(minute_start(first));
   }
   if (filters.until) {
     const std::int64_t end = *filters.until == INT64_MAX ? INT64_MAX : *filters.until + 1;  // exclusive
     const std::int64_t last = floor_div(end, ns_per_minute) - 1;
     params["last_minute"] = std::to_string(last);
-    params["whole_minutes_to"] = std::to_string((last + 1) * ns_per_minute);
+    params["whole_minutes_to"] = std::to_string(minute_start(last + 1));
   }
   if (filters.since) params["first_hour"] = std::to_string(floor_div(*filters.since, ns_per_hour));
   if (filters.until) params["last_hour"] = std::to_string(floor_div(*filters.until, ns_per_hour));

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <optional>
 #include <cctype>
+#include <cstring>
 #include <sstream>
 
 #include "core/error.h"
@@ -45,6 +46,27 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
     }
   }
   return row[b.size()];
+}
+
+// The SQL after the first statement, from tail on, when it holds more than
+// spaces, semicolons and comments (up to 60 bytes of it); empty otherwise.
+std::string another_statement(const char* tail) {
+  const char* p = tail;
+  while (*p) {
+    if (std::isspace(static_cast<unsigned char>(*p)) || *p == ';') {
+      ++p;
+    } else if (p[0] == '-' && p[1] == '-') {
+      while (*p && *p != '\n') ++p;
+    } else if (p[0] == '/' && p[1] == '*') {
+      const char* end = std::strstr(p + 2, "*/");
+      if (!end) break;  // SQLite takes an unclosed comment to run to the end
+      p = end + 2;
+    } else {
+      const std::string rest(p);
+      return rest.size() > 60 ? rest.substr(0, 57) + "..." : rest;
+    }
+  }
+  return {};
 }
 
 }  // namespace
@@ -149,7 +171,11 @@ bool starts_a_query(const std::string& sql) {
 
 std::vector<Table> run_statements(SQLite::Database& db, const std::vector<ReportSection>& statements,
                                   QueryFilters filters, Params params) {
-  judge_path_breadth(db, filters);
+  try {
+    judge_path_breadth(db, filters);
+  } catch (const SQLite::Exception& e) {
+    throw Error(std::string("query failed: ") + e.what());
+  }
   add_filter_params(filters, params);
   const std::string ctes = filter_ctes(filters);
   std::vector<Table> results;
@@ -164,6 +190,23 @@ Table run_sql(SQLite::Database& db, const std::string& sql, const Params& params
   Table table;
   table.name = name;
   take_refusal();  // forget a refusal of an earlier statement
+  // SQLite reads SQL up to a NUL byte and prepares only its first statement:
+  // whatever follows would silently not run, so it is refused instead.
+  if (const auto nul = sql.find('\0'); nul != std::string::npos)
+    throw Error("the SQL holds a NUL byte (at byte " + std::to_string(nul) + "), which would end it there");
+  {
+    sqlite3_stmt* first = nullptr;
+    const char* tail = nullptr;
+    const int status = sqlite3_prepare_v2(db.getHandle(), sql.c_str(), static_cast<int>(sql.size()) + 1, &first, &tail);
+    sqlite3_finalize(first);
+    take_refusal();  // reported again below, when the statement is prepared for running
+    // Nothing to run (SQLiteCpp would throw from a noexcept function on it).
+    if (status == SQLITE_OK && !first) throw Error("the SQL holds no statement, only spaces or comments");
+    if (status == SQLITE_OK && tail) {
+      if (const std::string rest = another_statement(tail); !rest.empty())
+        throw Error("one statement at a time, please: found '" + rest + "' after the first one");
+    }
+  }
   try {
     SQLite::Statement statement(db, sql);
     for (const auto& [param, value] : params) {

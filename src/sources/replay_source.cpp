@@ -160,9 +160,13 @@ std::string parse_replay_line(std::string_view line, ReplayRecord& record) {
   json object;
   try {
     object = json::parse(line);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error, and out_of_range for a number beyond a double (1e999).
     std::string message = e.what();
-    if (auto colon = message.find("parse error"); colon != std::string::npos) message = message.substr(colon);
+    if (auto colon = message.find("parse error"); colon != std::string::npos)
+      message = message.substr(colon);
+    else if (auto id = message.find("] "); id != std::string::npos)
+      message = message.substr(id + 2);
     return "not valid JSON: " + message;
   }
   if (!object.is_object()) return "expected a JSON object, got " + describe(object);

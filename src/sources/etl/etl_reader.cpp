@@ -33,6 +33,12 @@ constexpr std::uint16_t flag_compressed = 0x40;   // the body after the header i
 // Buffers larger than this are taken for corruption rather than allocated.
 // ETW's own buffers are at most a few MB.
 constexpr std::uint32_t max_buffer_size = 64u << 20;
+// A compressed buffer decompresses into one of the session's buffers: no more
+// than the logfile header's BufferSize, and never more than ETW's largest
+// buffer, 16 MB (etw-facts.md §1). XPRESS bounds nothing itself (a 9-byte
+// match may claim 4 GB), so its SavedOffset is held to that before the output
+// is allocated.
+constexpr std::uint32_t max_etw_buffer_size = 16u << 20;
 
 constexpr std::uint32_t end_of_records = 0xFFFFFFFF;  // marker of the unused rest of a buffer
 constexpr std::uint8_t marker_header_flag = 0x80;     // set in byte 3 of every record marker
@@ -211,6 +217,17 @@ std::string read_utf16(const std::uint8_t* data, std::size_t size, std::size_t& 
   return text;
 }
 
+// "a FIFO", "a character device", ...: what a path is when not a regular file.
+std::string file_kind(std::filesystem::file_type type) {
+  switch (type) {
+    case std::filesystem::file_type::fifo: return "a FIFO (a pipe)";
+    case std::filesystem::file_type::character: return "a character device";
+    case std::filesystem::file_type::block: return "a block device";
+    case std::filesystem::file_type::socket: return "a socket";
+    default: return "a special file";
+  }
+}
+
 bool is_system_type(std::uint8_t type) {
   return type == static_cast<std::uint8_t>(TraceHeaderType::system32) ||
          type == static_cast<std::uint8_t>(TraceHeaderType::system64);
@@ -221,9 +238,13 @@ bool is_system_type(std::uint8_t type) {
 EtlReader::EtlReader(const std::filesystem::path& path, OnMalformedBuffer on_malformed)
     : m_path(path), m_on_malformed(on_malformed) {
   const std::string name = display(path);
+  // Only a regular file is read: opening a FIFO would wait for a writer
+  // forever, and a device such as /dev/zero never ends.
   std::error_code ignored;
-  if (std::filesystem::is_directory(path, ignored))
-    throw Error("cannot read ETL file '" + name + "': it is a directory");
+  const std::filesystem::file_status status = std::filesystem::status(path, ignored);
+  if (std::filesystem::is_directory(status)) throw Error("cannot read ETL file '" + name + "': it is a directory");
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw Error("cannot read ETL file '" + name + "': it is not a regular file but " + file_kind(status.type()));
   errno = 0;
   m_file.open(path, std::ios::binary);
   if (!m_file) {
@@ -341,8 +362,18 @@ bool EtlReader::load_next_buffer() {
   std::size_t capacity;
   if (buffer_flag & flag_compressed) {
     ++m_counters.compressed_buffers;
-    if (saved_offset < buffer_header_size || saved_offset > max_buffer_size) {
+    if (saved_offset < buffer_header_size) {
       fail("compressed buffer has an uncompressed size (SavedOffset) of " + hex(saved_offset), false);
+    }
+    // Before the logfile header is read (the first buffer), or when it gives
+    // no plausible size, ETW's largest buffer is the limit.
+    const bool header_size_known =
+        m_header.buffer_size >= buffer_header_size && m_header.buffer_size <= max_etw_buffer_size;
+    const std::uint32_t largest = header_size_known ? m_header.buffer_size : max_etw_buffer_size;
+    if (saved_offset > largest) {
+      fail("compressed buffer has an uncompressed size (SavedOffset) of " + hex(saved_offset) + ", more than " +
+               (header_size_known ? "the trace's buffer size " : "an ETW buffer can hold, ") + hex(largest),
+           false);
     }
     if (m_compressed.size() < body_size) m_compressed.resize(body_size);
     read_at(offset + buffer_header_size, m_compressed.data(), body_size);
