@@ -66,6 +66,9 @@ void Collector::prune(std::chrono::milliseconds budget) {
   if (!m_pruner) m_pruner.emplace(m_writer.database());
   const std::int64_t newest = m_writer.last_event_time();
   const std::int64_t now = newest == INT64_MIN ? now_ns() : m_live ? std::max(newest, now_ns()) : newest;
+  // Over the cap itself, pruning must catch up before more is written.
+  if (m_retention.max_bytes && used_bytes(m_writer.database()) > m_retention.limit())
+    budget = std::chrono::milliseconds::max();
   const PruneResult round = m_pruner->prune(m_retention, now, budget);
   m_pruned.segments += round.segments;
   m_pruned.rows += round.rows;
