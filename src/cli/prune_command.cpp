@@ -70,9 +70,12 @@ int prune_command(int argc, const char* const* argv) {
   const PruneResult result = pruner.prune(policy, now_ns());
   char longest[32];
   std::snprintf(longest, sizeof longest, "%.1f ms", result.longest_transaction.count() / 1000.0);
-  std::cerr << "etwaudit prune: deleted " << with_thousands(result.events) << " events (" << with_thousands(result.rows)
-            << " rows, " << with_thousands(result.segments) << " segments) in " << with_thousands(result.transactions)
-            << " transactions, the longest " << longest << "; in use " << human_bytes(used_before) << " -> "
+  auto counted = [](std::uint64_t n, const char* noun) {
+    return with_thousands(n) + " " + noun + (n == 1 ? "" : "s");
+  };
+  std::cerr << "etwaudit prune: deleted " << counted(result.events, "event") << " (" << counted(result.rows, "row")
+            << ", " << counted(result.segments, "segment") << ") in " << counted(result.transactions, "transaction")
+            << ", the longest " << longest << "; in use " << human_bytes(used_before) << " -> "
             << human_bytes(used_bytes(*db)) << " (freed pages are reused by new events)\n";
   if (result.over_size)
     std::cerr << "etwaudit prune: warning: still over 90 % of --max-size: what is left is the newest segment, names, "
