@@ -75,6 +75,8 @@ void Collector::prune(std::chrono::milliseconds budget) {
   m_pruned.events += round.events;
   m_pruned.transactions += round.transactions;
   m_pruned.longest_transaction = std::max(m_pruned.longest_transaction, round.longest_transaction);
+  m_pruned.total_time += round.total_time;
+  m_pruned.total_hours += round.total_hours;
   if (round.over_size && !m_warned_over_size && m_warn) {
     m_warn("--max-size: nothing more can be pruned, and names, runs and long-term totals alone take " +
            human_bytes(used_bytes(m_writer.database())) + "; recording goes on above the cap");

@@ -113,6 +113,7 @@ void Pruner::prune_segment(std::int64_t segment_id, PruneResult& result) {
   transaction.commit();
   const auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
   result.longest_transaction = std::max(result.longest_transaction, took);
+  result.total_time += took;
   result.segments += 1;
   result.rows += static_cast<std::uint64_t>(rows);
   result.events += static_cast<std::uint64_t>(events);
@@ -140,6 +141,7 @@ bool Pruner::prune_total_hour(PruneResult& result) {
   transaction.commit();
   const auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
   result.longest_transaction = std::max(result.longest_transaction, took);
+  result.total_time += took;
   result.transactions += 1;
   result.total_hours += 1;
   return true;

@@ -49,6 +49,7 @@ struct PruneResult {
   std::uint64_t transactions = 0;  // transactions committed
   std::uint64_t total_hours = 0;   // hours of hourly totals dropped for max_bytes
   std::chrono::microseconds longest_transaction{0};  // longest write lock held
+  std::chrono::microseconds total_time{0};           // all transactions together
   bool over_size = false;          // still over max_bytes with nothing left to prune
   bool budget_spent = false;       // stopped at the time budget with more to prune
 };

@@ -11,6 +11,7 @@
 //
 //   (d) retention  (c) with collect's --keep and --max-size pruning as it goes
 //   (e) coalescing (c) with collect's --coalesce-ms: fewer rows than events
+//   (f) both       (d) and (e) together: collect's defaults with --keep and --max-size
 //
 // (a) and (b) time only the database work; (c), (d), (e) time the whole run,
 // wall clock. Bytes per event are the database's size over the events it
@@ -260,9 +261,9 @@ void print_phase(const char* name, const PhaseResult& result, std::uint64_t even
               result.seconds, result.cpu * 1e6 / events, static_cast<double>(result.bytes) / stored);
   if (result.rows) std::printf("  %5.3f rows/event", result.rows / stored);
   if (result.pruned.transactions)
-    std::printf("\n%15s pruned %llu events in %llu transactions, the longest %.1f ms; %.0f MB on disk", "",
+    std::printf("\n%15s pruned %llu events in %llu transactions, %.2f s in all, the longest %.1f ms; %.0f MB on disk", "",
                 static_cast<unsigned long long>(result.pruned.events),
-                static_cast<unsigned long long>(result.pruned.transactions),
+                static_cast<unsigned long long>(result.pruned.transactions), result.pruned.total_time.count() / 1e6,
                 result.pruned.longest_transaction.count() / 1000.0, result.bytes / 1048576.0);
   std::printf("\n");
 }
@@ -626,7 +627,7 @@ int main(int argc, char** argv) {
     ("coalesce-ms", "(e): the coalescing window", cxxopts::value<long>()->default_value("100"))
     ("soak", "simulate DAYS of activity compressed in time, with retention (--keep, --max-size) and queries; "
              "--rate is then the mean events per simulated second", cxxopts::value<double>())
-    ("only", "run only these of a,b,c,d,e (default: all)", cxxopts::value<std::string>()->default_value("abcde"))
+    ("only", "run only these of a,b,c,d,e,f (default: all)", cxxopts::value<std::string>()->default_value("abcdef"))
     ("queries", "time every report on the --db database (made first, by (c), if it does not exist)")
     ("import", "time reading, decoding and importing this .etl file instead", cxxopts::value<std::string>())
     ("h,help", "show this help");
@@ -708,17 +709,22 @@ int main(int argc, char** argv) {
       return 2;
     }
     with_coalescing.coalesce = std::chrono::milliseconds(args["coalesce-ms"].as<long>());
+    PipelineSetup with_both = with_retention;
+    with_both.coalesce = with_coalescing.coalesce;
+    // The cap of (d) holds far more coalesced rows: scale it so that (f) prunes as much.
+    with_both.retention.max_bytes = *with_retention.retention.max_bytes / 3;
 
     std::vector<double> rss_samples, unused_rss;
     std::uint64_t max_wal_bytes = 0, unused_wal = 0;
     const PhaseResult c = pipeline(pipeline_db, shape, events, batch_size, rss_samples, max_wal_bytes);
     const double peak_rss = peak_rss_mb();
-    PhaseResult d, e;
+    PhaseResult d, e, f;
     if (runs('d'))
       d = pipeline((dir / "retention.db").string(), shape, events, batch_size, unused_rss, unused_wal, with_retention);
     if (runs('e'))
       e = pipeline((dir / "coalescing.db").string(), shape, events, batch_size, unused_rss, unused_wal,
                    with_coalescing);
+    if (runs('f')) f = pipeline((dir / "both.db").string(), shape, events, batch_size, unused_rss, unused_wal, with_both);
     const PhaseResult a = bare_insert((dir / "bare.db").string(), shape, events, batch_size, false);
     PhaseResult b;
     const bool naive = runs('b') && !args.count("skip-naive");
@@ -729,11 +735,13 @@ int main(int argc, char** argv) {
     print_phase("(c) etwaudit", c, events);
     if (runs('d')) print_phase("(d) retention", d, events);
     if (runs('e')) print_phase("(e) coalescing", e, events);
+    if (runs('f')) print_phase("(f) both", f, events);
     const double c_eps = events / c.seconds, a_eps = events / a.seconds;
     std::printf("ratio c/a %.2f", c_eps / a_eps);
     if (naive) std::printf("   ratio c/b %.2f", c_eps / (events / b.seconds));
     if (runs('d')) std::printf("   ratio d/a %.2f", events / d.seconds / a_eps);
     if (runs('e')) std::printf("   ratio e/a %.2f", events / e.seconds / a_eps);
+    if (runs('f')) std::printf("   ratio f/a %.2f", events / f.seconds / a_eps);
     std::printf("\nrss during (c) at 25/50/75/100%%:");
     for (double mb : rss_samples) std::printf(" %.0f", mb);
     std::printf(" MB; peak %.0f MB; largest WAL seen %.1f MB\n", peak_rss, max_wal_bytes / 1048576.0);
@@ -741,7 +749,7 @@ int main(int argc, char** argv) {
                 c_eps / (events / a.seconds), static_cast<double>(c.bytes) / events, peak_rss);
 
     // (d) and (e) stay in a --dir given, to be looked at.
-    for (const char* name : {"bare.db", "naive.db", "retention.db", "coalescing.db"}) {
+    for (const char* name : {"bare.db", "naive.db", "retention.db", "coalescing.db", "both.db"}) {
       if (args.count("dir") && name[0] != 'b' && name[0] != 'n') continue;
       for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(dir / (std::string(name) + suffix));
     }
