@@ -3,6 +3,7 @@
 #include <SQLiteCpp/Exception.h>
 #include <sqlite3.h>
 
+#include <filesystem>
 #include <optional>
 #include <thread>
 
@@ -61,15 +62,46 @@ bool is_disk_full(const std::exception& error) {
 }
 }  // namespace
 
+void Collector::truncate_wal() noexcept {
+  // Copies the WAL back and cuts its file to nothing; gives up at once (busy)
+  // when a reader still needs it.
+  try {
+    m_writer.database().exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  } catch (const std::exception&) {
+  }
+}
+
 void Collector::prune(std::chrono::milliseconds budget) {
   if (!m_retention.enabled()) return;
   if (!m_pruner) m_pruner.emplace(m_writer.database());
   const std::int64_t newest = m_writer.last_event_time();
   const std::int64_t now = newest == INT64_MIN ? now_ns() : m_live ? std::max(newest, now_ns()) : newest;
+  RetentionPolicy policy = m_retention;
+  // The disk itself is a cap: when its free space runs low, keep enough free
+  // pages inside the file for the next batches, so the file stops growing.
+  std::error_code error;
+  const auto space = std::filesystem::space(m_writer.database().getFilename(), error);
+  if (!error) {
+    const std::uint64_t reserve =
+        std::min<std::uint64_t>(space.capacity / 4, std::max<std::uint64_t>(4 * m_batch_growth, 64 << 20));
+    if (space.available < reserve) {
+      const std::uint64_t used = used_bytes(m_writer.database());
+      const std::uint64_t target = used - std::min(used, reserve - space.available);
+      truncate_wal();
+      if (!policy.max_bytes || target < policy.limit()) {
+        policy.max_bytes = target;
+        policy.headroom = 0;
+        if (!m_warned_disk_low && m_warn)
+          m_warn("the disk holding the database has " + human_bytes(space.available) +
+                 " free: pruning the oldest events to make room, and going on");
+        m_warned_disk_low = true;
+      }
+    }
+  }
   // Over the cap itself, pruning must catch up before more is written.
-  if (m_retention.max_bytes && used_bytes(m_writer.database()) > m_retention.limit())
-    budget = std::chrono::milliseconds::max();
-  const PruneResult round = m_pruner->prune(m_retention, now, budget);
+  if (policy.max_bytes && used_bytes(m_writer.database()) > policy.limit()) budget = std::chrono::milliseconds::max();
+  const PruneResult round = m_pruner->prune(policy, now, budget);
+  if (m_warned_disk_low && round.transactions) truncate_wal();
   m_pruned.segments += round.segments;
   m_pruned.rows += round.rows;
   m_pruned.events += round.events;
@@ -95,12 +127,17 @@ void Collector::write(std::vector<FileEvent>& rows) {
     } catch (const std::exception& e) {
       if (is_disk_full(e) && m_retention.enabled()) {
         // Make room by pruning what the policy would prune next, then retry.
+        // The WAL's file gives its room back first (pruning writes to the
+        // WAL too), then the oldest events make room inside the database.
         if (!m_pruner) m_pruner.emplace(m_writer.database());
         RetentionPolicy make_room = m_retention;
-        make_room.max_bytes = used_bytes(m_writer.database()) / 10 * 9;
+        make_room.max_bytes = used_bytes(m_writer.database()) / 10 * 8;
+        make_room.headroom = 0;
         PruneResult freed;
         try {
+          truncate_wal();
           freed = m_pruner->prune(make_room, now_ns(), std::chrono::milliseconds(2000));
+          truncate_wal();
         } catch (const std::exception&) {
           // pruning needs a little room too; nothing freed
         }
@@ -166,12 +203,13 @@ void Collector::run() {
       rows.swap(batch);
     }
     if (!rows.empty()) {
-      // With a size cap, leave room for two batches like this one.
-      const std::uint64_t used_before = m_retention.max_bytes ? used_bytes(m_writer.database()) : 0;
+      // With retention, leave room for two batches like this one.
+      const std::uint64_t used_before = m_retention.enabled() ? used_bytes(m_writer.database()) : 0;
       write_rows();
-      if (m_retention.max_bytes) {
+      if (m_retention.enabled()) {
         const std::uint64_t used_after = used_bytes(m_writer.database());
-        if (used_after > used_before) m_retention.headroom = 2 * (used_after - used_before);
+        if (used_after > used_before) m_batch_growth = used_after - used_before;
+        m_retention.headroom = 2 * m_batch_growth;
       }
       last_commit = now;
       prune(std::chrono::milliseconds(500));

@@ -22,7 +22,9 @@
 // With a retention policy, the collector prunes between batches (a bounded
 // time each round, so pruning a large backlog never stalls the writing), and
 // when the disk is full it prunes the oldest segments and tries again before
-// giving up.
+// giving up. It also treats the disk as a cap: when the free space of the
+// database's filesystem runs low, it prunes so that the next batches fit in
+// the file's free pages and the file stops growing.
 
 #include <chrono>
 #include <cstddef>
@@ -93,6 +95,8 @@ class Collector {
  private:
   // Writes rows, waiting out a locked database as described above.
   void write(std::vector<FileEvent>& rows);
+  // When the disk is short of room: gives the WAL file's room back.
+  void truncate_wal() noexcept;
   // One round of pruning, at most budget long.
   void prune(std::chrono::milliseconds budget);
 
@@ -108,6 +112,8 @@ class Collector {
   std::optional<Pruner> m_pruner;  // made on first use
   PruneResult m_pruned;
   bool m_warned_over_size = false;
+  bool m_warned_disk_low = false;
+  std::uint64_t m_batch_growth = 0;  // bytes the last batch added to the pages in use
 };
 
 }  // namespace etwaudit

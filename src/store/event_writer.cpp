@@ -244,6 +244,15 @@ void EventWriter::merge_file(std::int64_t from, std::int64_t into) {
   drop_file.exec();
 }
 
+std::uint64_t EventWriter::unresolved_events() {
+  SQLite::Statement count(m_db,
+                          "SELECT sum(coalesce(e.count, 1)) FROM events e JOIN files f ON f.file_id = e.file_id "
+                          "WHERE e.id > ? AND e.id <= ? AND f.path IS NULL");
+  count.bind(1, static_cast<std::int64_t>(m_run_first_event_id));
+  count.bind(2, static_cast<std::int64_t>(m_last_event_id));
+  return count.executeStep() ? static_cast<std::uint64_t>(count.getColumn(0).getInt64()) : 0;
+}
+
 std::uint64_t EventWriter::resolved_events() {
   SQLite::Statement count(m_db,
                           "SELECT sum(coalesce(e.count, 1)) FROM events e JOIN files f ON f.file_id = e.file_id "
@@ -494,10 +503,10 @@ void EventWriter::end_run(const std::string& exit_reason, const RunStats& stats)
   save_run_counters(stats, 0, 0, 0);
   SQLite::Statement close_run(m_db,
                               "UPDATE collector_runs SET stopped_at = ?, exit_reason = ?, "
-                              "unresolved = events_written - ? WHERE run_id = ?");
+                              "unresolved = ? WHERE run_id = ?");
   close_run.bind(1, static_cast<std::int64_t>(now_ns()));
   close_run.bind(2, exit_reason);
-  close_run.bind(3, static_cast<std::int64_t>(resolved_events()));
+  close_run.bind(3, static_cast<std::int64_t>(unresolved_events()));
   close_run.bind(4, static_cast<std::int64_t>(m_run_id));
   close_run.exec();
   transaction.commit();

@@ -75,6 +75,8 @@ class EventWriter {
   std::int64_t last_event_time() const { return m_last_event_time; }
   // Events of this run whose file has a name now (after back-fill).
   std::uint64_t resolved_events();
+  // Events of this run still kept whose file has no name (pruned ones are not counted).
+  std::uint64_t unresolved_events();
   SQLite::Database& database() { return m_db; }
 
  private:
