@@ -80,11 +80,11 @@ report() {
 
 print_table() {
   local row tried held figures
-  printf '%-44s  %-40s  %s\n' "what was tried" "what held" "figures"
-  printf '%-44s  %-40s  %s\n' "$(printf '%.0s-' {1..44})" "$(printf '%.0s-' {1..40})" "$(printf '%.0s-' {1..40})"
+  printf '%-50s  %-40s  %s\n' "what was tried" "what held" "figures"
+  printf '%-50s  %-40s  %s\n' "$(printf '%.0s-' {1..50})" "$(printf '%.0s-' {1..40})" "$(printf '%.0s-' {1..40})"
   for row in "${results[@]}"; do
     IFS=$'\t' read -r tried held figures <<<"$row"
-    printf '%-44s  %-40s  %s\n' "$tried" "$held" "$figures"
+    printf '%-50s  %-40s  %s\n' "$tried" "$held" "$figures"
   done
 }
 
