@@ -6,3 +6,4 @@ bash tools/setup.sh
 ctest --test-dir build --output-on-failure --timeout 300
 bash tools/build-windows.sh --test
 bash tools/test-sanitizers.sh
+bash tools/reliability.sh --quick
