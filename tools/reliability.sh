@@ -630,47 +630,51 @@ section_readers() {
   # A snapshot held for snapshot_seconds during a steady ingest: it must see
   # the same events from start to end, and the WAL must go back to its usual
   # size once it is gone.
-  local name=snapshot lead=5 after=15 rate=20000 problems= rc=0
+  local name=snapshot lead=5 after=25 rate=20000 problems= rc=0
   local seconds=$((lead + snapshot_seconds + after))
   start_feed "$name" "$rate" "$seconds" "$seconds"
   start_collector "$name" "replay:$scratch/$name.fifo"
   wait_for_run "$scratch/$name.db" || fail problems "no run record appeared"
   start_query_loops "$name"
-  ( # the WAL's size every half second: "seconds_since_start bytes"
-    local t=0
+  ( # Every half second: "time wal_file_bytes frames_in_the_wal frames_copied_back", the
+    # last two from the WAL index header in -shm (mxFrame at byte 16, nBackfill at 96).
     while alive "$collector_pid"; do
-      echo "$t $(stat -c %s "$scratch/$name.db-wal" 2>/dev/null || echo 0)"
+      echo "$(now) $(stat -c %s "$scratch/$name.db-wal" 2>/dev/null || echo 0)" \
+        "$(od -An -t u4 -j 16 -N 4 "$scratch/$name.db-shm" 2>/dev/null || echo 0)" \
+        "$(od -An -t u4 -j 96 -N 4 "$scratch/$name.db-shm" 2>/dev/null || echo 0)"
       sleep 0.5
-      t=$(awk -v t="$t" 'BEGIN { print t + 0.5 }')
     done
   ) >"$scratch/$name.wal" &
   started_pids+=($!)
   sleep "$lead"
-  local before_reader
+  local before_reader reader_left
   before_reader=$(stat -c %s "$scratch/$name.db-wal")
   query_db "$scratch/$name.db" "BEGIN;" "SELECT count(*) FROM events;" ".shell sleep $snapshot_seconds" \
     "SELECT count(*) FROM events;" "COMMIT;" >"$scratch/$name.reader" 2>&1 || fail problems "the snapshot reader failed"
+  reader_left=$(now)
   local first second
   { read -r first; read -r second; } <"$scratch/$name.reader"
   [[ $first == "$second" && -n $first ]] || fail problems "the snapshot saw $first events, then $second"
-  local peak
-  peak=$(stat -c %s "$scratch/$name.db-wal")
-  sleep $((after - 3))
-  local end_size frames
-  end_size=$(stat -c %s "$scratch/$name.db-wal")
-  # What the WAL holds now: frames since it was last started over.
-  frames=$(sqlite3 "$scratch/$name.db" "PRAGMA wal_checkpoint(PASSIVE)" | cut -d'|' -f2)
   wait "$collector_pid" || rc=$?
   wait "${loop_pids[@]}"
   ((rc == 0)) || fail problems "the collector failed (exit $rc)"
   read -r runs errors first_error <<<"$(loop_results "$name")"
   ((errors == 0)) || fail problems "$errors of $runs queries failed: $first_error"
-  local wal_note
-  wal_note="WAL file before the reader $(mib "$before_reader"), as it left $(mib "$peak"), $((after - 3)) s later $(mib "$end_size") (of which $frames frames, $(mib $((frames * 4120))), in use)"
+  # From the samples: the file at the reader's end and at the last sample, and
+  # when the WAL was started over (its frame count fell) after the reader left.
+  local left_size end_size end_frames restarted
+  read -r left_size end_size end_frames restarted <<<"$(awk -v left="$reader_left" '
+    $1 <= left { left_size = $2 }
+    $1 > left && restarted == "" && $3 < frames { restarted = sprintf("%.1f", $1 - left) }
+    { frames = $3; end_size = $2; end_frames = $3 }
+    END { print left_size + 0, end_size + 0, end_frames + 0, (restarted == "" ? "never" : restarted) }' "$scratch/$name.wal")"
+  local wal_note="WAL file $(mib "$before_reader") before the reader, $(mib "$left_size") as it left"
+  wal_note+=", $(mib "$end_size") at the end ($(mib $((end_frames * 4120))) of it in use); started over"
+  [[ $restarted == never ]] && wal_note+=" never in the $after s after" || wal_note+=" $restarted s after the reader left"
   # Back to its usual size: no larger than before the reader, or than the
   # writer's automatic checkpoint size (32 MiB) when that is larger.
   local usual=$((before_reader > 33554432 ? before_reader : 33554432))
-  ((end_size <= usual + 1048576)) || fail problems "the WAL file stayed at $(mib "$end_size") after the reader left"
+  ((end_size <= usual + 1048576)) || fail problems "the WAL file stayed at $(mib "$end_size")"
   check_counts_add_up "$name" 1 problems
   check_database "$scratch/$name.db" problems
   report "$([[ -z $problems ]] && echo yes || echo NO)" "snapshot held $snapshot_seconds s + 4 query loops, 20k events/s" \
