@@ -93,6 +93,7 @@ TEST_CASE("a closed queue refuses pushes but still hands out what it holds", "[q
   queue.close();
   CHECK_FALSE(queue.try_push(2));
   CHECK_FALSE(queue.push_waiting(3));
+  CHECK(queue.dropped() == 2);  // both refusals count: their sources counted them received
   CHECK_FALSE(queue.finished());
   std::vector<int> out;
   queue.pop_until(out, 8, Clock::now());

@@ -46,7 +46,8 @@ class BoundedQueue {
 
   // For sources that read a file: instead of dropping, waits while the queue
   // is full (nothing is lost by slowing a file reader down). False only when
-  // the queue is closed.
+  // the queue is closed (the collector failed); the item then counts as a
+  // drop, as in try_push, since its source has already counted it received.
   bool push_waiting(const T& item) {
     auto pause = std::chrono::microseconds(20);
     while (!m_closed.load(std::memory_order_relaxed)) {
@@ -54,6 +55,7 @@ class BoundedQueue {
       std::this_thread::sleep_for(pause);
       if (pause < std::chrono::milliseconds(1)) pause *= 2;
     }
+    m_dropped.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
 

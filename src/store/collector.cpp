@@ -100,8 +100,18 @@ void Collector::prune(std::chrono::milliseconds budget) {
   }
   // Over the cap itself, pruning must catch up before more is written.
   if (policy.max_bytes && used_bytes(m_writer.database()) > policy.limit()) budget = std::chrono::milliseconds::max();
-  const PruneResult round = m_pruner->prune(policy, now, budget);
+  PruneResult round;
+  try {
+    round = m_pruner->prune(policy, now, budget);
+  } catch (const std::exception& e) {
+    // A full disk or a lock: recording comes first; the next round tries again.
+    if (!is_lock_error(e) && !is_disk_full(e)) throw;
+    truncate_wal();
+  }
   if (m_warned_disk_low && round.transactions) truncate_wal();
+  // Still over with only the newest segment left: close it, so that the next
+  // round can prune it.
+  if (policy.max_bytes && used_bytes(m_writer.database()) > policy.limit()) m_writer.close_segment();
   m_pruned.segments += round.segments;
   m_pruned.rows += round.rows;
   m_pruned.events += round.events;
@@ -109,11 +119,12 @@ void Collector::prune(std::chrono::milliseconds budget) {
   m_pruned.longest_transaction = std::max(m_pruned.longest_transaction, round.longest_transaction);
   m_pruned.total_time += round.total_time;
   m_pruned.total_hours += round.total_hours;
-  if (round.over_size && !m_warned_over_size && m_warn) {
+  // Over with nothing to prune for several rounds in a row (closing the
+  // newest segment, below, gives the next round something): say so once.
+  m_over_size_rounds = round.over_size ? m_over_size_rounds + 1 : 0;
+  if (m_over_size_rounds == 5 && m_warn)
     m_warn("--max-size: nothing more can be pruned, and names, runs and long-term totals alone take " +
            human_bytes(used_bytes(m_writer.database())) + "; recording goes on above the cap");
-  }
-  m_warned_over_size = round.over_size;
 }
 
 void Collector::write(std::vector<FileEvent>& rows) {
@@ -121,6 +132,8 @@ void Collector::write(std::vector<FileEvent>& rows) {
   std::optional<Clock::time_point> waiting_since, stopping_since;
   const std::uint64_t dropped_before = m_queue.dropped();
   for (;;) {
+    // The wait starts with the attempt that found the database locked.
+    const auto attempt_started = Clock::now();
     try {
       m_writer.write_batch(rows, m_stats);
       break;
@@ -154,7 +167,7 @@ void Collector::write(std::vector<FileEvent>& rows) {
       }
       const auto now = Clock::now();
       if (!waiting_since) {
-        waiting_since = now;
+        waiting_since = attempt_started;
         if (m_warn)
           m_warn("the database is locked by another connection (" + std::string(e.what()) +
                  "): waiting; events are held in the queue meanwhile (" + with_thousands(m_queue.capacity()) +
@@ -178,19 +191,21 @@ void Collector::write(std::vector<FileEvent>& rows) {
 }
 
 void Collector::run() {
+  try {
+    collect();
+  } catch (...) {
+    // What the coalescer holds is part of the batch in flight.
+    if (m_coalescer) m_abandoned += m_coalescer->held_events();
+    throw;
+  }
+}
+
+void Collector::collect() {
   m_writer.database().exec("PRAGMA busy_timeout = " + std::to_string(lock_attempt.count()));
   std::vector<FileEvent> batch, rows;
   batch.reserve(m_policy.max_events);
   auto last_commit = std::chrono::steady_clock::now();
-  // What the coalescer holds is part of the batch in flight if the run fails.
-  auto write_rows = [&] {
-    try {
-      write(rows);
-    } catch (...) {
-      if (m_coalescer) m_abandoned += m_coalescer->held_events();
-      throw;
-    }
-  };
+  auto write_rows = [&] { write(rows); };
   prune(std::chrono::milliseconds(500));
   while (gather_batch(m_queue, batch, m_policy, m_policy.max_delay)) {
     m_stats.dropped = m_queue.dropped() + m_abandoned;

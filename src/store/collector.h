@@ -93,6 +93,8 @@ class Collector {
   std::chrono::milliseconds retry_pause{100};
 
  private:
+  // run() but for counting what the coalescer holds when it fails.
+  void collect();
   // Writes rows, waiting out a locked database as described above.
   void write(std::vector<FileEvent>& rows);
   // When the disk is short of room: gives the WAL file's room back.
@@ -111,7 +113,7 @@ class Collector {
   bool m_live = true;
   std::optional<Pruner> m_pruner;  // made on first use
   PruneResult m_pruned;
-  bool m_warned_over_size = false;
+  int m_over_size_rounds = 0;  // rounds in a row that ended over the cap
   bool m_warned_disk_low = false;
   std::uint64_t m_batch_growth = 0;  // bytes the last batch added to the pages in use
 };

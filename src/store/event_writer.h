@@ -70,6 +70,10 @@ class EventWriter {
   // Records how the run ended.
   void end_run(const std::string& exit_reason, const RunStats& stats);
 
+  // Starts a new segment with the next event, so that the current one (the
+  // newest, which retention never prunes) can be pruned when the cap needs it.
+  void close_segment() { m_segment = Segment{}; }
+
   std::int64_t run_id() const { return m_run_id; }
   // Time of the newest event this writer has committed; INT64_MIN before the first.
   std::int64_t last_event_time() const { return m_last_event_time; }
