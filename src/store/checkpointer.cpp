@@ -54,8 +54,16 @@ void Checkpointer::run() {
       passive.reset();
       std::error_code error;
       const auto wal_bytes = std::filesystem::file_size(m_connection.getFilename() + "-wal", error);
-      if (all_copied && !error && wal_bytes > static_cast<std::uintmax_t>(m_wal_limit))
-        m_connection.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      if (all_copied && !error && wal_bytes > static_cast<std::uintmax_t>(m_wal_limit)) {
+        // Readers come and go all the time under query loops: wait a little
+        // for the ones reading the WAL (new ones read the database file).
+        m_connection.exec("PRAGMA busy_timeout = 200");
+        try {
+          m_connection.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+        } catch (...) {
+        }
+        m_connection.exec("PRAGMA busy_timeout = 0");
+      }
     } catch (...) {
       // Busy or a passing I/O error: the next round tries again.
     }
