@@ -625,11 +625,11 @@ events_per_second() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0f", n / s }'; 
 section_readers() {
   [[ -e $crash_input ]] || make_input "$crash_events" "$crash_input" "$crash_expected"
   local problems= alone shared rc=0
-  # Throughput alone, then with the query loops.
-  start_collector readers-alone "replay:$crash_input"
+  # Throughput alone, then with the query loops; a row per line, to compare with the input.
+  start_collector readers-alone "replay:$crash_input" --coalesce-ms 0
   wait "$collector_pid" || fail problems "the collector alone failed"
   alone=$(run_seconds readers-alone)
-  start_collector readers-shared "replay:$crash_input"
+  start_collector readers-shared "replay:$crash_input" --coalesce-ms 0
   wait_for_run "$scratch/readers-shared.db" || fail problems "no run record appeared"
   start_query_loops readers-shared
   wait "$collector_pid" || rc=$?
