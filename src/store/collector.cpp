@@ -120,7 +120,7 @@ void Collector::prune(std::chrono::milliseconds budget) {
   m_pruned.total_time += round.total_time;
   m_pruned.total_hours += round.total_hours;
   // Over with nothing to prune for several rounds in a row (closing the
-  // newest segment, below, gives the next round something): say so once.
+  // newest segment, above, gives the next round something): say so once.
   m_over_size_rounds = round.over_size ? m_over_size_rounds + 1 : 0;
   if (m_over_size_rounds == 5 && m_warn)
     m_warn("--max-size: nothing more can be pruned, and names, runs and long-term totals alone take " +
