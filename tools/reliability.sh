@@ -690,8 +690,8 @@ section_readers() {
   wal_note+=", $(mib "$end_size") at the end ($(mib $((end_frames * 4120))) of it in use); started over"
   [[ $restarted == never ]] && wal_note+=" never in the $after s after" || wal_note+=" $restarted s after the reader left"
   # Back to its usual size: no larger than before the reader, or than the
-  # writer's automatic checkpoint size (32 MiB) when that is larger.
-  local usual=$((before_reader > 33554432 ? before_reader : 33554432))
+  # size a restarted WAL is cut to (journal_size_limit, 64 MiB) when larger.
+  local usual=$((before_reader > 67108864 ? before_reader : 67108864))
   ((end_size <= usual + 1048576)) || fail problems "the WAL file stayed at $(mib "$end_size")"
   check_counts_add_up "$name" 1 problems
   check_database "$scratch/$name.db" problems
