@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "core/time_format.h"
+#include "store/activity_columns.h"
 #include "store/collection.h"
 #include "store/database.h"
 #include "store/event_writer.h"
@@ -27,19 +28,16 @@ using Totals = std::map<std::tuple<std::int64_t, std::string, std::string, int>,
 // What the database says it holds, kept and pruned together: hour_totals plus
 // the activity of the segments still there, per hour, process, file and op.
 Totals stored_totals(SQLite::Database& db) {
-  std::string columns[][2] = {{"reads", "read_bytes"},   {"writes", "write_bytes"}, {"opens", ""},
-                              {"closes", ""},            {"cleanups", ""},          {"creates", ""},
-                              {"deletes", ""},           {"renames", ""},           {"set_infos", ""},
-                              {"flushes", ""},           {"disk_reads", "disk_read_bytes"},
-                              {"disk_writes", "disk_write_bytes"}, {"close_writes", ""}};
   Totals totals;
   for (int op = 0; op < op_count; ++op) {
-    const std::string count = columns[op][0], bytes = columns[op][1].empty() ? "0" : columns[op][1];
+    const std::string count = activity_columns[op].count;
+    const bool sized = activity_columns[op].bytes != nullptr;
+    const std::string bytes = sized ? activity_columns[op].bytes : "0";
     SQLite::Statement query(db,
                             "SELECT t.hour, p.image, f.path, sum(t." + count + "), sum(t.b) FROM ("
                             "  SELECT hour, process_id, file_id, " + count + ", " + bytes + " AS b FROM hour_totals"
                             "  UNION ALL SELECT s.hour, a.process_id, a.file_id, a." + count + ", " +
-                                (columns[op][1].empty() ? "0" : "a." + bytes) +
+                                (sized ? "a." + bytes : "0") +
                             "  FROM activity a JOIN segments s USING (segment_id)) t"
                             " JOIN processes p USING (process_id) JOIN files f USING (file_id)"
                             " GROUP BY 1, 2, 3 HAVING sum(t." + count + ") > 0");

@@ -82,11 +82,14 @@ CollectionResult run_collection(EventSource& source, Catalog& catalog, EventWrit
     }
   };
   if (collector_failure) {
-    result.exit_reason = "write error: " + describe(collector_failure), result.failed = true;
+    result.exit_reason = "write error: " + describe(collector_failure);
+    result.failed = true;
   } else if (source_failure) {
-    result.exit_reason = "source error: " + describe(source_failure), result.failed = true;
+    result.exit_reason = "source error: " + describe(source_failure);
+    result.failed = true;
   } else if (std::string error = source.error(); !error.empty()) {
-    result.exit_reason = "source error: " + error, result.failed = true;
+    result.exit_reason = "source error: " + error;
+    result.failed = true;
   } else if (result.exit_reason.empty()) {
     result.exit_reason = "end of input";
   }

@@ -38,10 +38,16 @@ bool gather_batch(BoundedQueue<FileEvent>& queue, std::vector<FileEvent>& batch,
   return true;
 }
 
-bool is_lock_error(const std::exception& error) {
+namespace {
+// SQLite's primary result code of error; 0 when it is not an SQLite error.
+int sqlite_code(const std::exception& error) {
   const auto* sqlite = dynamic_cast<const SQLite::Exception*>(&error);
-  if (!sqlite) return false;
-  const int code = sqlite->getErrorCode() & 0xff;
+  return sqlite ? sqlite->getErrorCode() & 0xff : 0;
+}
+}  // namespace
+
+bool is_lock_error(const std::exception& error) {
+  const int code = sqlite_code(error);
   return code == SQLITE_BUSY || code == SQLITE_LOCKED || code == SQLITE_PROTOCOL;
 }
 
@@ -57,8 +63,7 @@ std::uint64_t events_in(const std::vector<FileEvent>& rows) {
 }
 
 bool is_disk_full(const std::exception& error) {
-  const auto* sqlite = dynamic_cast<const SQLite::Exception*>(&error);
-  return sqlite && (sqlite->getErrorCode() & 0xff) == SQLITE_FULL;
+  return sqlite_code(error) == SQLITE_FULL;
 }
 }  // namespace
 

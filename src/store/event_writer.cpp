@@ -244,19 +244,10 @@ void EventWriter::merge_file(std::int64_t from, std::int64_t into) {
   drop_file.exec();
 }
 
-std::uint64_t EventWriter::unresolved_events() {
-  SQLite::Statement count(m_db,
-                          "SELECT sum(coalesce(e.count, 1)) FROM events e JOIN files f ON f.file_id = e.file_id "
-                          "WHERE e.id > ? AND e.id <= ? AND f.path IS NULL");
-  count.bind(1, static_cast<std::int64_t>(m_run_first_event_id));
-  count.bind(2, static_cast<std::int64_t>(m_last_event_id));
-  return count.executeStep() ? static_cast<std::uint64_t>(count.getColumn(0).getInt64()) : 0;
-}
-
-std::uint64_t EventWriter::resolved_events() {
-  SQLite::Statement count(m_db,
-                          "SELECT sum(coalesce(e.count, 1)) FROM events e JOIN files f ON f.file_id = e.file_id "
-                          "WHERE e.id > ? AND e.id <= ? AND f.path IS NOT NULL");
+std::uint64_t EventWriter::run_events(bool named) {
+  SQLite::Statement count(m_db, std::string("SELECT sum(coalesce(e.count, 1)) FROM events e JOIN files f "
+                                            "ON f.file_id = e.file_id WHERE e.id > ? AND e.id <= ? AND f.path IS ") +
+                                    (named ? "NOT NULL" : "NULL"));
   count.bind(1, static_cast<std::int64_t>(m_run_first_event_id));
   count.bind(2, static_cast<std::int64_t>(m_last_event_id));
   return count.executeStep() ? static_cast<std::uint64_t>(count.getColumn(0).getInt64()) : 0;

@@ -78,9 +78,9 @@ class EventWriter {
   // Time of the newest event this writer has committed; INT64_MIN before the first.
   std::int64_t last_event_time() const { return m_last_event_time; }
   // Events of this run whose file has a name now (after back-fill).
-  std::uint64_t resolved_events();
+  std::uint64_t resolved_events() { return run_events(true); }
   // Events of this run still kept whose file has no name (pruned ones are not counted).
-  std::uint64_t unresolved_events();
+  std::uint64_t unresolved_events() { return run_events(false); }
   SQLite::Database& database() { return m_db; }
 
  private:
@@ -118,6 +118,9 @@ class EventWriter {
     std::int64_t count[op_count] = {};
     std::int64_t bytes[op_count] = {};
   };
+
+  // Events of this run still kept whose file has a name (named) or has none.
+  std::uint64_t run_events(bool named);
 
   // Database id for a Catalog id; 0 when the item is excluded.
   std::int64_t file_id(std::uint32_t path);

@@ -11,20 +11,14 @@ namespace {
 // INSERT INTO hour_totals ... SELECT the activity of segment ?1, adding to
 // rows that exist. The per-operation columns come from activity_columns.
 std::string fold_sql() {
-  std::string columns = "events", sums = "events = events + excluded.events";
+  std::string columns = "events", selected = "a.events", sums = "events = events + excluded.events";
   for (const ActivityColumns& op : activity_columns) {
     for (const char* column : {op.count, op.bytes}) {
       if (!column) continue;
       columns += std::string(", ") + column;
+      selected += std::string(", a.") + column;
       sums += std::string(", ") + column + " = " + column + " + excluded." + column;
     }
-  }
-  std::string selected;
-  for (std::size_t start = 0; start < columns.size();) {
-    std::size_t end = columns.find(", ", start);
-    if (end == std::string::npos) end = columns.size();
-    selected += (selected.empty() ? "a." : ", a.") + columns.substr(start, end - start);
-    start = end + 2;
   }
   return "INSERT INTO hour_totals (hour, process_id, file_id, " + columns + ") SELECT s.hour, a.process_id, a.file_id, " +
          selected +
