@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <exception>
+#include <optional>
 #include <thread>
 
 #include "sources/event_source.h"
@@ -17,7 +18,12 @@ CollectionResult run_collection(EventSource& source, Catalog& catalog, EventWrit
   std::atomic<bool> source_done{false}, collector_done{false};
   std::exception_ptr source_failure, collector_failure;
 
-  Checkpointer checkpointer(writer.database());
+  const StoreSizing sizing = sizing_for(options.retention);
+  writer.set_segment_capacity(sizing.segment_events);
+  // Under a small cap the collector cuts its WAL back itself (Collector::cut_wal),
+  // which a checkpoint running on another connection would make fail.
+  std::optional<Checkpointer> checkpointer;
+  if (sizing.wal_bytes >= wal_size_limit) checkpointer.emplace(writer.database());
   std::thread source_thread([&] {
     try {
       source.run(queue, catalog, stats);

@@ -76,9 +76,40 @@ void Collector::truncate_wal() noexcept {
   }
 }
 
+void Collector::cut_wal() noexcept {
+  // Under a small cap there is no Checkpointer (run_collection) and the WAL is
+  // cut back after every batch and every prune transaction: each can add MiBs
+  // to it (a prune rewrites pages all over the indexes of a small database),
+  // and a run of them would take more than a small disk has.
+  if (m_wal_limit >= wal_size_limit) return;  // the Checkpointer's job
+  const std::string wal_path = m_writer.database().getFilename() + "-wal";
+  auto over_limit = [&] {
+    std::error_code error;
+    const auto wal = std::filesystem::file_size(wal_path, error);
+    return !error && wal > static_cast<std::uintmax_t>(m_wal_limit);
+  };
+  const auto now = std::chrono::steady_clock::now();
+  if (!over_limit() || now - m_wal_cut_failed < std::chrono::seconds(1)) return;
+  try {
+    // Not long for a reader still in the WAL.
+    m_writer.database().exec("PRAGMA busy_timeout = 100");
+    truncate_wal();
+    m_writer.database().exec("PRAGMA busy_timeout = " + std::to_string(lock_attempt.count()));
+  } catch (const std::exception&) {
+  }
+  if (over_limit()) m_wal_cut_failed = now;
+}
+
+Pruner& Collector::pruner() {
+  if (!m_pruner) {
+    m_pruner.emplace(m_writer.database());
+    m_pruner->after_transaction = [this] { cut_wal(); };
+  }
+  return *m_pruner;
+}
+
 void Collector::prune(std::chrono::milliseconds budget) {
   if (!m_retention.enabled()) return;
-  if (!m_pruner) m_pruner.emplace(m_writer.database());
   const std::int64_t newest = m_writer.last_event_time();
   const std::int64_t now = newest == INT64_MIN ? now_ns() : m_live ? std::max(newest, now_ns()) : newest;
   RetentionPolicy policy = m_retention;
@@ -107,7 +138,7 @@ void Collector::prune(std::chrono::milliseconds budget) {
   if (policy.max_bytes && used_bytes(m_writer.database()) > policy.limit()) budget = std::chrono::milliseconds::max();
   PruneResult round;
   try {
-    round = m_pruner->prune(policy, now, budget);
+    round = pruner().prune(policy, now, budget);
   } catch (const std::exception& e) {
     // A full disk or a lock: recording comes first; the next round tries again.
     if (!is_lock_error(e) && !is_disk_full(e)) throw;
@@ -127,6 +158,7 @@ void Collector::prune(std::chrono::milliseconds budget) {
   // Over with nothing to prune for several rounds in a row (closing the
   // newest segment, above, gives the next round something): say so once.
   m_over_size_rounds = round.over_size ? m_over_size_rounds + 1 : 0;
+  cut_wal();
   if (m_over_size_rounds == 5 && m_warn)
     m_warn("--max-size: nothing more can be pruned, and names, runs and long-term totals alone take " +
            human_bytes(used_bytes(m_writer.database())) + "; recording goes on above the cap");
@@ -147,14 +179,13 @@ void Collector::write(std::vector<FileEvent>& rows) {
         // Make room by pruning what the policy would prune next, then retry.
         // The WAL's file gives its room back first (pruning writes to the
         // WAL too), then the oldest events make room inside the database.
-        if (!m_pruner) m_pruner.emplace(m_writer.database());
         RetentionPolicy make_room = m_retention;
         make_room.max_bytes = used_bytes(m_writer.database()) / 10 * 8;
         make_room.headroom = 0;
         PruneResult freed;
         try {
           truncate_wal();
-          freed = m_pruner->prune(make_room, now_ns(), std::chrono::milliseconds(2000));
+          freed = pruner().prune(make_room, now_ns(), std::chrono::milliseconds(2000));
           truncate_wal();
         } catch (const std::exception&) {
           // pruning needs a little room too; nothing freed

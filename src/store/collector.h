@@ -77,9 +77,12 @@ class Collector {
   void set_coalescing(std::chrono::milliseconds window) { m_coalescer.emplace(window); }
   // Prune under policy between batches. Its keep is counted back from the
   // present for a live source, and from the newest event written for a file.
+  // Under a small max_bytes the WAL is also cut back to sizing_for(policy)'s
+  // limit between batches (see cut_wal).
   void set_retention(const RetentionPolicy& policy, bool live) {
     m_retention = policy;
     m_live = live;
+    m_wal_limit = sizing_for(policy).wal_bytes;
   }
   // Pruning done so far by this collector.
   const PruneResult& pruned() const { return m_pruned; }
@@ -99,6 +102,11 @@ class Collector {
   void write(std::vector<FileEvent>& rows);
   // When the disk is short of room: gives the WAL file's room back.
   void truncate_wal() noexcept;
+  // Cuts a WAL grown past m_wal_limit back, without waiting for readers;
+  // after a failed attempt (a reader), not again for a second.
+  void cut_wal() noexcept;
+  // The Pruner, made on first use.
+  Pruner& pruner();
   // One round of pruning, at most budget long.
   void prune(std::chrono::milliseconds budget);
 
@@ -111,11 +119,13 @@ class Collector {
   std::optional<Coalescer> m_coalescer;
   RetentionPolicy m_retention;
   bool m_live = true;
-  std::optional<Pruner> m_pruner;  // made on first use
+  std::optional<Pruner> m_pruner;  // see pruner()
   PruneResult m_pruned;
   int m_over_size_rounds = 0;  // rounds in a row that ended over the cap
   bool m_warned_disk_low = false;
   std::uint64_t m_batch_growth = 0;  // bytes the last batch added to the pages in use
+  std::int64_t m_wal_limit = wal_size_limit;
+  std::chrono::steady_clock::time_point m_wal_cut_failed;  // when cut_wal last failed
 };
 
 }  // namespace etwaudit

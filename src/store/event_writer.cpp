@@ -301,7 +301,7 @@ std::int64_t EventWriter::process_id(std::uint32_t process) {
 
 void EventWriter::add_to_segment(std::int64_t id, std::int64_t time) {
   const std::int64_t hour = floor_div(time, ns_per_hour);
-  if (m_segment.id == 0 || m_segment.events >= segment_capacity || m_segment.hour != hour) {
+  if (m_segment.id == 0 || m_segment.events >= m_segment_capacity || m_segment.hour != hour) {
     if (m_segment.id != 0) m_touched.push_back(m_segment);
     m_segment = Segment{++m_last_segment_id, hour, id, id, time, time, 0};
   }

@@ -18,6 +18,7 @@
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -44,7 +45,8 @@ struct SelfExclusion {
   bool excludes_path(const std::string& path) const;
 };
 
-// Events per segment at most; bounds the rows a located range can hold.
+// Events per segment at most, unless set_segment_capacity lowers it; bounds
+// the rows a located range can hold, and what one prune transaction deletes.
 inline constexpr std::int64_t segment_capacity = 65536;
 
 class EventWriter {
@@ -54,6 +56,9 @@ class EventWriter {
 
   // Records only what filter keeps (the rest counts as excluded). Call before the first batch.
   void set_filter(RecordFilter filter);
+
+  // Starts a new segment after this many events (1 .. segment_capacity).
+  void set_segment_capacity(std::int64_t events) { m_segment_capacity = std::clamp<std::int64_t>(events, 1, segment_capacity); }
 
   // Inserts this run's collector_runs row (and closes the rows of runs that
   // died without closing their own: we hold the only writer lock).
@@ -155,6 +160,7 @@ class EventWriter {
   std::int64_t m_last_event_id = 0;    // ids only grow
   std::int64_t m_last_segment_id = 0;  // highest segment id in the database
   Segment m_segment;                   // the open segment
+  std::int64_t m_segment_capacity = segment_capacity;
   std::vector<Segment> m_touched;      // segments changed by the current batch
 
   // Catalog id -> database id (0 = not looked up yet, -1 = excluded).

@@ -28,6 +28,15 @@ std::string fold_sql() {
 
 }  // namespace
 
+StoreSizing sizing_for(const RetentionPolicy& policy) {
+  StoreSizing sizing;
+  if (!policy.max_bytes) return sizing;
+  const auto cap = static_cast<std::int64_t>(std::min<std::uint64_t>(*policy.max_bytes, INT64_MAX));
+  sizing.segment_events = std::clamp<std::int64_t>(cap / (32 * 64), 1024, segment_capacity);
+  sizing.wal_bytes = std::clamp<std::int64_t>(cap / 8, 1 << 20, wal_size_limit);
+  return sizing;
+}
+
 std::uint64_t used_bytes(SQLite::Database& db) {
   const std::int64_t pages = db.execAndGet("PRAGMA page_count").getInt64();
   const std::int64_t free_pages = db.execAndGet("PRAGMA freelist_count").getInt64();
@@ -159,6 +168,7 @@ PruneResult Pruner::prune(const RetentionPolicy& policy, std::int64_t now, std::
       prune_segment(segment, result);
     else if (!prune_total_hour(result))
       break;
+    if (after_transaction) after_transaction();
   }
   if (!result.budget_spent) result.over_size = over_size();
   return result;

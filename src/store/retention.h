@@ -26,11 +26,15 @@
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+
+#include "store/database.h"
+#include "store/event_writer.h"
 
 namespace etwaudit {
 
@@ -54,6 +58,18 @@ struct PruneResult {
   bool budget_spent = false;       // stopped at the time budget with more to prune
 };
 
+// The units of the store, shrunk under a small cap. Pruning drops whole
+// segments and never the newest, and the WAL keeps its largest size until it
+// is cut back: with the usual 65,536-event segments and 64 MiB WAL, a few MiB
+// of cap (or of disk) would be full before the first segment could go. Under
+// max_bytes a segment holds about a 32nd of the cap (at 64 bytes an event, more
+// than an event row takes) and the WAL is cut back at an 8th of it.
+struct StoreSizing {
+  std::int64_t segment_events = segment_capacity;  // EventWriter::set_segment_capacity
+  std::int64_t wal_bytes = wal_size_limit;          // the Checkpointer's wal_limit
+};
+StoreSizing sizing_for(const RetentionPolicy& policy);
+
 // Bytes of the database's pages in use (page_count - freelist_count).
 std::uint64_t used_bytes(SQLite::Database& db);
 
@@ -68,6 +84,10 @@ class Pruner {
 
   // Records the policy in the retention table (for `etwaudit status`).
   void record_policy(const RetentionPolicy& policy);
+
+  // Called after each transaction prune() commits, when set (the collector
+  // cuts its WAL back there).
+  std::function<void()> after_transaction;
 
  private:
   // The oldest prunable segment under policy, or 0.
