@@ -46,28 +46,33 @@ void Checkpointer::run() {
   std::unique_lock lock(m_mutex);
   while (!m_wakeup.wait_for(lock, m_interval, [this] { return m_stop; })) {
     lock.unlock();
-    try {
-      // Returns (busy, frames in the WAL, frames copied back).
-      SQLite::Statement passive(m_connection, "PRAGMA wal_checkpoint(PASSIVE)");
-      const bool all_copied = passive.executeStep() && passive.getColumn(1).getInt64() >= 0 &&
-                              passive.getColumn(1).getInt64() == passive.getColumn(2).getInt64();
-      passive.reset();
-      std::error_code error;
-      const auto wal_bytes = std::filesystem::file_size(m_connection.getFilename() + "-wal", error);
-      if (all_copied && !error && wal_bytes > static_cast<std::uintmax_t>(m_wal_limit)) {
-        // Readers come and go all the time under query loops: wait a little
-        // for the ones reading the WAL (new ones read the database file).
-        m_connection.exec("PRAGMA busy_timeout = 200");
-        try {
-          m_connection.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-        } catch (...) {
-        }
-        m_connection.exec("PRAGMA busy_timeout = 0");
-      }
-    } catch (...) {
-      // Busy or a passing I/O error: the next round tries again.
-    }
+    checkpoint();
     lock.lock();
+  }
+}
+
+void Checkpointer::checkpoint() {
+  std::lock_guard working(m_working);
+  try {
+    // Returns (busy, frames in the WAL, frames copied back).
+    SQLite::Statement passive(m_connection, "PRAGMA wal_checkpoint(PASSIVE)");
+    const bool all_copied = passive.executeStep() && passive.getColumn(1).getInt64() >= 0 &&
+                            passive.getColumn(1).getInt64() == passive.getColumn(2).getInt64();
+    passive.reset();
+    std::error_code error;
+    const auto wal_bytes = std::filesystem::file_size(m_connection.getFilename() + "-wal", error);
+    if (all_copied && !error && wal_bytes > static_cast<std::uintmax_t>(m_wal_limit)) {
+      // Readers come and go all the time under query loops: wait a little
+      // for the ones reading the WAL (new ones read the database file).
+      m_connection.exec("PRAGMA busy_timeout = 200");
+      try {
+        m_connection.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      } catch (...) {
+      }
+      m_connection.exec("PRAGMA busy_timeout = 0");
+    }
+  } catch (...) {
+    // Busy or a passing I/O error: the next round tries again.
   }
 }
 

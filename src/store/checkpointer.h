@@ -38,13 +38,19 @@ class Checkpointer {
   Checkpointer(const Checkpointer&) = delete;
   Checkpointer& operator=(const Checkpointer&) = delete;
 
+  // Holds the Checkpointer's next checkpoint back while the caller checkpoints
+  // the writer itself (two checkpoints at once make one fail at once).
+  std::unique_lock<std::mutex> pause() { return std::unique_lock<std::mutex>(m_working); }
+
  private:
   void run();
+  void checkpoint();  // one round
 
   SQLite::Database& m_writer;
   SQLite::Database m_connection;  // the checkpointing connection
   std::chrono::milliseconds m_interval;
   std::int64_t m_wal_limit;  // bytes
+  std::mutex m_working;  // held while checkpointing
   std::mutex m_mutex;
   std::condition_variable m_wakeup;
   bool m_stop = false;   // guarded by m_mutex

@@ -2,7 +2,6 @@
 
 #include <atomic>
 #include <exception>
-#include <optional>
 #include <thread>
 
 #include "sources/event_source.h"
@@ -20,10 +19,7 @@ CollectionResult run_collection(EventSource& source, Catalog& catalog, EventWrit
 
   const StoreSizing sizing = sizing_for(options.retention);
   writer.set_segment_capacity(sizing.segment_events);
-  // Under a small cap the collector cuts its WAL back itself (Collector::cut_wal),
-  // which a checkpoint running on another connection would make fail.
-  std::optional<Checkpointer> checkpointer;
-  if (sizing.wal_bytes >= wal_size_limit) checkpointer.emplace(writer.database());
+  Checkpointer checkpointer(writer.database(), std::chrono::milliseconds(200), sizing.wal_bytes);
   std::thread source_thread([&] {
     try {
       source.run(queue, catalog, stats);
@@ -37,6 +33,7 @@ CollectionResult run_collection(EventSource& source, Catalog& catalog, EventWrit
   collector.lock_attempt = options.lock_attempt;
   if (options.coalesce) collector.set_coalescing(*options.coalesce);
   collector.set_retention(options.retention, source.is_live());
+  collector.set_checkpointer(checkpointer);
   std::thread collector_thread([&] {
     try {
       collector.run();

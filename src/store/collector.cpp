@@ -77,10 +77,11 @@ void Collector::truncate_wal() noexcept {
 }
 
 void Collector::cut_wal() noexcept {
-  // Under a small cap there is no Checkpointer (run_collection) and the WAL is
-  // cut back after every batch and every prune transaction: each can add MiBs
-  // to it (a prune rewrites pages all over the indexes of a small database),
-  // and a run of them would take more than a small disk has.
+  // Under a small cap the WAL is cut back after every batch and every prune
+  // transaction: each can add MiBs to it (a prune rewrites pages all over the
+  // indexes of a small database), and SQLite starts the WAL over only when a
+  // transaction begins with all of it copied back, which a run of them seldom
+  // allows, so the WAL would outgrow a small disk.
   if (m_wal_limit >= wal_size_limit) return;  // the Checkpointer's job
   const std::string wal_path = m_writer.database().getFilename() + "-wal";
   auto over_limit = [&] {
@@ -90,9 +91,11 @@ void Collector::cut_wal() noexcept {
   };
   const auto now = std::chrono::steady_clock::now();
   if (!over_limit() || now - m_wal_cut_failed < std::chrono::seconds(1)) return;
+  std::unique_lock<std::mutex> paused;
+  if (m_checkpointer) paused = m_checkpointer->pause();
   try {
-    // Not long for a reader still in the WAL.
-    m_writer.database().exec("PRAGMA busy_timeout = 100");
+    // Not waiting for a reader still in the WAL: it holds the write lock meanwhile.
+    m_writer.database().exec("PRAGMA busy_timeout = 0");
     truncate_wal();
     m_writer.database().exec("PRAGMA busy_timeout = " + std::to_string(lock_attempt.count()));
   } catch (const std::exception&) {

@@ -37,6 +37,7 @@
 #include "core/bounded_queue.h"
 #include "core/file_event.h"
 #include "core/run_stats.h"
+#include "store/checkpointer.h"
 #include "store/coalescer.h"
 #include "store/retention.h"
 
@@ -84,6 +85,8 @@ class Collector {
     m_live = live;
     m_wal_limit = sizing_for(policy).wal_bytes;
   }
+  // The Checkpointer of the writer's connection, held back while cut_wal runs.
+  void set_checkpointer(Checkpointer& checkpointer) { m_checkpointer = &checkpointer; }
   // Pruning done so far by this collector.
   const PruneResult& pruned() const { return m_pruned; }
 
@@ -125,6 +128,7 @@ class Collector {
   bool m_warned_disk_low = false;
   std::uint64_t m_batch_growth = 0;  // bytes the last batch added to the pages in use
   std::int64_t m_wal_limit = wal_size_limit;
+  Checkpointer* m_checkpointer = nullptr;
   std::chrono::steady_clock::time_point m_wal_cut_failed;  // when cut_wal last failed
 };
 
