@@ -956,9 +956,7 @@ TEST_CASE("unknown providers, events and versions are counted and never decoded"
   h.decode(classic(other, 67, 3, 8, v3_read));                       // another provider
   h.decode(classic(known_guid::file_io, 99, 3, 8, v3_read));         // an opcode FileIo does not have
   h.decode(classic(known_guid::file_io, 67, 1, 8, v3_read));         // FileIo v1
-  h.decode(classic(known_guid::file_io, 67, 4, 8, v3_read));         // FileIo v4
   h.decode(classic(known_guid::file_io, 79, 2, 8, v3_read));         // path events are v3 only
-  h.decode(classic(known_guid::file_io, 36, 4, 8, v3_read));         // a name event of a later version
   h.decode(manifest(known_guid::kernel_file, 31, 1, 8, v3_read));    // beyond Kernel-File's ids
   h.decode(manifest(known_guid::kernel_file, 15, 2, 8, v3_read));    // Kernel-File v2
   h.decode(manifest(known_guid::kernel_file, 10, 1, 8, v3_read));    // NameCreate is v0 only
@@ -971,12 +969,39 @@ TEST_CASE("unknown providers, events and versions are counted and never decoded"
   h.decode(manifest(known_guid::kernel_process, 5, 0, 8, v3_read));  // ImageLoad
   h.decode(manifest(known_guid::kernel_process, 1, 3, 8, v3_read));  // ProcessStart v3
   h.decode(classic(known_guid::perf_info, 46, 2, 8, v3_read));       // a sampled profile
-  CHECK(h.stats().records == 18);
-  CHECK(h.stats().unknown == 18);
+  CHECK(h.stats().records == 16);
+  CHECK(h.stats().unknown == 16);
   CHECK(h.stats().malformed == 0);
   CHECK(h.events.empty());
   CHECK(h.catalog.path_count() == 1);
   CHECK(h.catalog.process_count() == 1);
+}
+
+TEST_CASE("FileIo records of a version above 3 are read with the v3 layout, length-checked", "[etw]") {
+  const std::size_t p = GENERATE(4, 8);
+  CAPTURE(p);
+  Harness h;
+  Io io = on_file_a(p);
+  io.offset = 8192;
+  io.size = 100;
+  // A later version with a field added at the end, and its name event.
+  auto v4_read = read_write(p, Layout::thread_u32, io);
+  for (int i = 0; i < 8; ++i) v4_read.push_back(0xee);
+  h.decode(classic(known_guid::file_io, 36, 4, p, name_event(p, io.file_key, notes)));
+  h.decode(classic(known_guid::file_io, 67, 4, p, v4_read, {4242, 4251, base_time}));
+  // One shorter than v3's layout is malformed, not read past its end.
+  auto short_read = read_write(p, Layout::thread_u32, io);
+  short_read.resize(short_read.size() - 6);
+  h.decode(classic(known_guid::file_io, 68, 5, p, short_read, {4242, 4251, base_time + 10}));
+  REQUIRE(h.events.size() == 1);
+  CHECK(h.events[0].op == Op::read);
+  CHECK(h.path(h.events[0]) == notes_utf8);
+  CHECK(h.events[0].offset == 8192);
+  CHECK(h.events[0].size == 100);
+  CHECK(h.stats().newer_versions == 3);
+  CHECK(h.stats().rundown_names == 1);
+  CHECK(h.stats().malformed == 1);
+  CHECK(h.stats().unknown == 0);
 }
 
 TEST_CASE("every truncated payload of every kind is counted as malformed and delivers nothing", "[etw]") {

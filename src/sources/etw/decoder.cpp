@@ -1,5 +1,6 @@
 #include "sources/etw/decoder.h"
 
+#include <algorithm>
 #include <limits>
 #include <span>
 
@@ -230,14 +231,14 @@ void EtwDecoder::decode(const RawRecord& record) noexcept {
 
 void EtwDecoder::decode_file_io(const RawRecord& record) {
   const std::uint8_t opcode = record.opcode;
-  const std::uint8_t version = record.version;
+  // A later version than 3 is read with the v3 layout, as TraceEvent does:
+  // new versions have added fields at the end, and every field read is
+  // length-checked (a payload shorter than v3's is malformed).
+  const std::uint8_t version = std::min<std::uint8_t>(record.version, 3);
+  if (record.version > 3) ++m_stats.newer_versions;
   // The name events have one layout in every version (§3.3).
   if (opcode == file_io::name || opcode == file_io::file_create || opcode == file_io::file_rundown ||
       opcode == file_io::file_delete) {
-    if (version > 3) {
-      ++m_stats.unknown;
-      return;
-    }
     decode_name(record, opcode == file_io::file_delete, opcode == file_io::file_rundown);
     return;
   }

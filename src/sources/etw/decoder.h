@@ -106,6 +106,7 @@ struct DecoderStats {
   std::uint64_t looked_up = 0;      // processes the ProcessLookup named or completed
   std::uint64_t lost_markers = 0;   // RTLostEvent / RTLostBuffer / RTLostFile markers
   std::uint64_t unknown = 0;        // records of a provider, event or version the decoder does not decode
+  std::uint64_t newer_versions = 0; // FileIo records of a version above 3, read with the v3 layout
   std::uint64_t malformed = 0;      // records of a known kind with a short or broken payload
   std::uint64_t unresolved = 0;     // delivered events whose file name was not known when delivered
   std::uint64_t failed = 0;         // records abandoned because memory ran out or the sink threw
