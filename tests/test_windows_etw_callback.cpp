@@ -127,6 +127,11 @@ TEST_CASE("the raw record keeps what the decoder dispatches on", "[windows][etw]
   CHECK(raw.tid == tid);
   CHECK(raw.processor == 3);
   CHECK(raw.time == event_unix_ns);
+  // A raw counter value is no FILETIME: its time is left to the clock, without overflowing.
+  EVENT_RECORD counted = classic;
+  counted.EventHeader.TimeStamp.QuadPart = 123'456'789;
+  CHECK(to_raw_record(counted).time == 0);
+  CHECK(to_raw_record(counted).raw_timestamp == 123'456'789);
   CHECK(raw.raw_timestamp == static_cast<std::uint64_t>(event_filetime));
   CHECK(raw.payload == read.bytes.data());
   CHECK(raw.payload_size == read.bytes.size());

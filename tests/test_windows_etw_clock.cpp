@@ -49,3 +49,21 @@ TEST_CASE("counter values convert at the counter's frequency, before and after t
   const std::int64_t tick_ns = 1'000'000'000 / frequency + 1;
   CHECK(std::llabs(clock.unix_ns(base + frequency / 2) - clock.unix_ns(base) - 500'000'000) <= tick_ns);
 }
+
+TEST_CASE("raw timestamps are converted as counter values only when the log file header says so",
+          "[windows][etw]") {
+  TRACE_LOGFILE_HEADER header{};
+  header.ReservedFlags = 1;  // the session's clock: the performance counter
+  header.PerfFreq.QuadPart = counter_frequency();
+  CHECK(raw_timestamps_are_qpc(header, counter_frequency()));
+  CHECK(qpc_frequency() == counter_frequency());
+  header.PerfFreq.QuadPart = counter_frequency() + 1;  // another machine's counter
+  CHECK_FALSE(raw_timestamps_are_qpc(header, counter_frequency()));
+  header.PerfFreq.QuadPart = counter_frequency();
+  for (ULONG clock : {0u, 2u, 3u}) {  // unset, system time, CPU cycles
+    header.ReservedFlags = clock;
+    CHECK_FALSE(raw_timestamps_are_qpc(header, counter_frequency()));
+  }
+  header.ReservedFlags = 1;
+  CHECK_FALSE(raw_timestamps_are_qpc(header, 0));
+}

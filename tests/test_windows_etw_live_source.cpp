@@ -48,6 +48,7 @@ struct Script {
   bool ends_by_itself = false;  // process() returns without stop_session()
   bool name_at_end = false;     // the file's name comes in the rundown of the stopping session
   unsigned long process_status = ERROR_SUCCESS;
+  bool raw_qpc = true;                      // false: the session's timestamps are FILETIMEs
   std::vector<std::string> calls;           // stop_session, close_consumer, in order
   std::optional<EtwLossCounters> counters;  // what query() and final_counters() say
 };
@@ -63,14 +64,22 @@ class ScriptedSession final : public TraceSession {
   }
   // As ProcessTrace: a name and a read, then wait for the session to stop;
   // a stopping session may still deliver its file-name rundown.
+  bool raw_qpc_timestamps() const override { return m_script->raw_qpc; }
   unsigned long process() noexcept override {
     Payload name = name_payload(L"\\Device\\HarddiskVolume1\\data\\a.txt");
     EVENT_RECORD name_record = kernel_record(file_io_class, opcode_name, 2, name, m_context);
     if (!m_script->name_at_end) m_callback(&name_record);
     Payload read = read_write_payload(0, 4096, tid);
     EVENT_RECORD read_record = kernel_record(file_io_class, opcode_read, 2, read, m_context);
-    // The session's timestamps are raw counter values (etw_clock.h).
-    QueryPerformanceCounter(&read_record.EventHeader.TimeStamp);
+    // Raw counter values (etw_clock.h), or ETW's FILETIMEs for another clock.
+    if (m_script->raw_qpc) {
+      QueryPerformanceCounter(&read_record.EventHeader.TimeStamp);
+    } else {
+      FILETIME now;
+      GetSystemTimeAsFileTime(&now);
+      read_record.EventHeader.TimeStamp.QuadPart =
+          static_cast<LONGLONG>(ULARGE_INTEGER{{now.dwLowDateTime, now.dwHighDateTime}}.QuadPart);
+    }
     m_callback(&read_record);
     {
       std::unique_lock lock(m_script->mutex);
@@ -187,6 +196,17 @@ TEST_CASE("the live source delivers the session's events, asks for the rundown a
   REQUIRE(run.script->calls.size() >= 2);
   CHECK(run.script->calls[0] == "stop_session");
   CHECK(run.script->calls.back() == "close_consumer");
+}
+
+TEST_CASE("a session whose timestamps are not the counter's has its FILETIMEs used as they are", "[windows][etw]") {
+  Run run;
+  run.script->raw_qpc = false;
+  run.start();
+  const auto events = run.events(1);
+  REQUIRE(events.size() == 1);
+  const std::int64_t now = now_ns();
+  CHECK(events[0].time <= now);
+  CHECK(events[0].time > now - 10'000'000'000);
 }
 
 TEST_CASE("names from the rundown of the stopping session still reach the events read before", "[windows][etw]") {

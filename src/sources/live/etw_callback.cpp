@@ -13,7 +13,9 @@ RawRecord to_raw_record(const EVENT_RECORD& record) noexcept {
   raw.provider.data3 = header.ProviderId.Data3;
   for (int i = 0; i < 8; ++i) raw.provider.data4[i] = header.ProviderId.Data4[i];
   raw.raw_timestamp = static_cast<std::uint64_t>(header.TimeStamp.QuadPart);
-  raw.time = (header.TimeStamp.QuadPart - static_cast<std::int64_t>(filetime_unix_epoch)) * 100;
+  // A FILETIME unless the session delivers raw counter values, which the
+  // live source converts itself (etw_clock.h); either way never an overflow.
+  raw.time = unix_ns_from_filetime(static_cast<std::uint64_t>(header.TimeStamp.QuadPart));
   raw.payload = static_cast<const std::uint8_t*>(record.UserData);
   raw.payload_size = record.UserData ? record.UserDataLength : 0;
   raw.pid = header.ProcessId;

@@ -29,9 +29,17 @@ std::int64_t system_time_unix_ns() {
 
 }  // namespace
 
-QpcClock::QpcClock() noexcept {
+std::int64_t qpc_frequency() noexcept {
   LARGE_INTEGER frequency;
-  if (QueryPerformanceFrequency(&frequency) && frequency.QuadPart > 0) m_frequency = frequency.QuadPart;
+  return QueryPerformanceFrequency(&frequency) && frequency.QuadPart > 0 ? frequency.QuadPart : 0;
+}
+
+bool raw_timestamps_are_qpc(const TRACE_LOGFILE_HEADER& header, std::int64_t frequency) noexcept {
+  return header.ReservedFlags == 1 && frequency > 0 && header.PerfFreq.QuadPart == frequency;
+}
+
+QpcClock::QpcClock() noexcept {
+  if (const std::int64_t frequency = qpc_frequency()) m_frequency = frequency;
   reanchor();
 }
 

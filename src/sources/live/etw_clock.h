@@ -12,11 +12,26 @@
 // live source takes again every second.
 //
 // reanchor() on one thread, unix_ns() on another: a sequence lock, no waits.
+//
+// The raw values are counter ticks only when the consumer's log file header
+// says so: ReservedFlags (the session's clock type, its Wnode.ClientContext)
+// 1, and PerfFreq this machine's counter frequency. A session that ETW gave
+// another clock is read with ETW's own conversion instead (EtwSession::open).
+
+#include <windows.h>
+// clang-format off: evntrace.h needs windows.h first.
+#include <evntrace.h>
+// clang-format on
 
 #include <atomic>
 #include <cstdint>
 
 namespace etwaudit {
+
+// Whether a consumer opened with PROCESS_TRACE_MODE_RAW_TIMESTAMP gets
+// performance counter values at qpc_frequency.
+bool raw_timestamps_are_qpc(const TRACE_LOGFILE_HEADER& header, std::int64_t qpc_frequency) noexcept;
+std::int64_t qpc_frequency() noexcept;
 
 class QpcClock {
  public:

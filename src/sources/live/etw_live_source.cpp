@@ -57,6 +57,7 @@ EtwLiveSource::EtwLiveSource(std::unique_ptr<TraceSession> session) : m_session(
   m_device_map.set_loader(query_dos_devices, device_map_miss_interval);
   m_session->start();
   m_session->open(etw_event_record_callback, static_cast<EtwRecordHandler*>(this));
+  m_qpc_timestamps = m_session->raw_qpc_timestamps();
 }
 
 EtwLiveSource::~EtwLiveSource() {
@@ -66,7 +67,7 @@ EtwLiveSource::~EtwLiveSource() {
 void EtwLiveSource::on_record(const RawRecord& record) noexcept {
   if (!m_pipeline) return;
   RawRecord timed = record;
-  timed.time = m_clock.unix_ns(static_cast<std::int64_t>(record.raw_timestamp));
+  if (m_qpc_timestamps) timed.time = m_clock.unix_ns(static_cast<std::int64_t>(record.raw_timestamp));
   m_pipeline->on_record(timed);
 }
 

@@ -95,6 +95,7 @@ class EtwLiveSource final : public EventSource, private EtwRecordHandler {
   DeviceMap m_device_map;
   RunningProcesses m_processes;             // used by the pipeline on the ProcessTrace thread
   QpcClock m_clock;                         // event times; re-anchored by run() each poll
+  bool m_qpc_timestamps = true;             // the session's timestamps are counter values
   std::unique_ptr<TraceSession> m_session;  // never null
   EtwEventPipeline* m_pipeline = nullptr;   // set by run() before ProcessTrace starts
   std::uint64_t m_session_lost = 0;         // events and buffers the session reported lost

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "sources/live/etw_clock.h"
 #include "sources/live/etw_session.h"
 #include "sources/live/etw_win32.h"
 
@@ -219,7 +220,16 @@ void EtwSession::open(PEVENT_RECORD_CALLBACK callback, void* context) {
   logfile.EventRecordCallback = callback;
   logfile.Context = context;
   SetLastError(ERROR_SUCCESS);
-  const TRACEHANDLE trace = OpenTraceW(&logfile);
+  TRACEHANDLE trace = OpenTraceW(&logfile);
+  m_raw_qpc = true;
+  if (!is_invalid_trace_handle(trace) && !raw_timestamps_are_qpc(logfile.LogfileHeader, qpc_frequency())) {
+    // Not the counter we convert from: let ETW convert to FILETIMEs.
+    CloseTrace(trace);
+    logfile.ProcessTraceMode &= ~static_cast<ULONG>(PROCESS_TRACE_MODE_RAW_TIMESTAMP);
+    SetLastError(ERROR_SUCCESS);
+    trace = OpenTraceW(&logfile);
+    m_raw_qpc = false;
+  }
   if (is_invalid_trace_handle(trace)) {
     const DWORD error = GetLastError();
     throw Error("cannot read events from the ETW session '" + to_utf8(m_name) +

@@ -19,7 +19,8 @@
 // needs its own.
 //
 // Consumer. OpenTraceW in event-record, real-time mode with raw (QPC)
-// timestamps, which the live source converts (etw_clock.h); process() runs
+// timestamps, which the live source converts (etw_clock.h), or ETW's
+// FILETIMEs when the header shows another clock; process() runs
 // ProcessTrace and blocks, so it gets its own thread. Ending it takes two
 // steps: stop_session() (ControlTraceW(STOP)) makes the kernel write its
 // last buffers and the end-of-session rundown (file names, DCEnd), which
@@ -86,6 +87,9 @@ class TraceSession {
   // Opens the real-time consumer: process() will call callback with each
   // EVENT_RECORD, whose UserContext is context. Throws Error naming the call.
   virtual void open(PEVENT_RECORD_CALLBACK callback, void* context) = 0;
+  // After open(): true when the records' TimeStamp are raw performance
+  // counter values (QpcClock converts them), false when they are FILETIMEs.
+  virtual bool raw_qpc_timestamps() const = 0;
   // Delivers events until the session stops or stop() is called; returns
   // ProcessTrace's result (ERROR_SUCCESS normally).
   virtual unsigned long process() noexcept = 0;
@@ -132,8 +136,10 @@ class EtwSession final : public TraceSession {
   const std::wstring& name() const override { return m_name; }
   bool uses_nt_kernel_logger() const { return m_nt_kernel_logger; }
 
-  // OpenTraceW in real-time, event-record mode.
+  // OpenTraceW in real-time, event-record mode, with raw timestamps when the
+  // header says they are the counter's (etw_clock.h), else converted by ETW.
   void open(PEVENT_RECORD_CALLBACK callback, void* context) override;
+  bool raw_qpc_timestamps() const override { return m_raw_qpc; }
   // ProcessTrace.
   unsigned long process() noexcept override;
   // Sets the session's group masks to empty and back (etw-facts.md §8).
@@ -169,6 +175,7 @@ class EtwSession final : public TraceSession {
   bool m_running = false;                  // started and not yet stopped
   TRACEHANDLE m_trace = 0;                 // from OpenTraceW; 0 when not open
   std::atomic<bool> m_trace_open{false};   // m_trace is valid for ProcessTrace
+  bool m_raw_qpc = true;                   // set by open()
   std::optional<EtwLossCounters> m_final;  // from the STOP call
   HANDLE m_owner = nullptr;                // the named mutex that marks the session as ours
 };
