@@ -51,6 +51,7 @@ SELECT run_id, source, host, pid,
        events_received AS received, events_written AS written, events_lost AS lost, events_dropped AS dropped,
        events_excluded AS excluded,
        CASE WHEN events_written > 0 THEN round(100.0 * (events_written - unresolved) / events_written, 1) END AS resolved_pct,
+       rundown_names,
        coalesce(exit_reason, 'running or interrupted') AS exit_reason,
        CASE WHEN stopped_at IS NULL AND :now - coalesce(last_commit_at, started_at) > :stale_after
             THEN 'no commit for ' || ((:now - coalesce(last_commit_at, started_at)) / 1000000000) ||

@@ -52,6 +52,7 @@ TEST_CASE("the PerfView trace imports with every disk I/O named after back-fill"
   CHECK(import.source->decoder_stats().unresolved >= 1225);
   CHECK(import.count("SELECT unresolved FROM collector_runs") == 0);
   CHECK(import.source->decoder_stats().rundown_names == 3054);
+  CHECK(import.count("SELECT rundown_names FROM v_runs") == 3054);  // the run record says so too
   CHECK(import.source->skipped_kinds().size() > 100);  // CLR, perfinfo, ... counted by kind
 }
 

@@ -233,6 +233,12 @@ TEST_CASE("a session that ends without being asked to is reported as the reason 
     run.thread.join();
     CHECK(run.source->error() == "the ETW session 'scripted' was stopped by another program");
   }
+  SECTION("stopped from outside, ProcessTrace saying the session is gone (logman stop)") {
+    run.script->process_status = ERROR_WMI_INSTANCE_NOT_FOUND;
+    run.start();
+    run.thread.join();
+    CHECK(run.source->error() == "the ETW session 'scripted' was stopped by another program");
+  }
   SECTION("ProcessTrace failed") {
     run.script->process_status = ERROR_CALL_NOT_IMPLEMENTED;
     run.start();

@@ -186,8 +186,11 @@ int collect_command(int argc, const char* const* argv) {
             << "  received " << with_thousands(stats.received) << ", written " << with_thousands(stats.written)
             << ", dropped " << with_thousands(stats.dropped) << ", lost by source " << with_thousands(stats.lost)
             << ", excluded " << with_thousands(stats.excluded) << ", unresolved " << with_thousands(unresolved)
-            << ", bad input " << with_thousands(stats.bad_input) << "\n"
-            << "  database " << db_path << " (" << human_bytes(database_bytes(db_path)) << ")\n";
+            << ", bad input " << with_thousands(stats.bad_input) << "\n";
+  if (source->description() == "etw")
+    std::cerr << "  names of files open before the start, from the kernel's rundown: "
+              << with_thousands(stats.rundown_names) << "\n";
+  std::cerr << "  database " << db_path << " (" << human_bytes(database_bytes(db_path)) << ")\n";
   if (result.pruned.segments > 0) {
     char longest[32];
     std::snprintf(longest, sizeof longest, "%.1f ms", result.pruned.longest_transaction.count() / 1000.0);

@@ -46,7 +46,8 @@ void print_summary(std::ostream& out, const std::string& file, const CollectionR
   out << "etwaudit import: " << file << ": " << result.exit_reason << "\n"
       << "  records " << with_thousands(source.reader_counters().records) << ": file operations "
       << with_thousands(decoded.file_events) << ", disk I/O " << with_thousands(decoded.disk_events) << ", names "
-      << with_thousands(decoded.names) << ", processes " << with_thousands(decoded.processes) << ", threads "
+      << with_thousands(decoded.names) << " (from a rundown " << with_thousands(decoded.rundown_names)
+      << "), processes " << with_thousands(decoded.processes) << ", threads "
       << with_thousands(decoded.threads) << ", malformed " << with_thousands(decoded.malformed) << "\n"
       << "  written " << with_thousands(stats.written) << " events; named " << with_thousands(resolved) << " ("
       << percent(resolved, stats.written) << "); lost by the logger " << with_thousands(stats.lost)

@@ -146,7 +146,7 @@ EventWriter::EventWriter(SQLite::Database& db, Catalog& catalog, SelfExclusion s
       m_update_run(db,
                    "UPDATE collector_runs SET last_commit_at = ?, events_received = ?, events_written = ?, "
                    "events_dropped = ?, events_lost = ?, events_excluded = ?, bad_input = ?, unresolved = ?, "
-                   "first_event_at = ?, last_event_at = ? WHERE run_id = ?") {
+                   "first_event_at = ?, last_event_at = ?, rundown_names = ? WHERE run_id = ?") {
   m_last_event_id = db.execAndGet("SELECT coalesce(max(id), 0) FROM events").getInt64();
   m_last_segment_id = db.execAndGet("SELECT coalesce(max(segment_id), 0) FROM segments").getInt64();
 }
@@ -478,7 +478,8 @@ void EventWriter::save_run_counters(const RunStats& stats, std::uint64_t written
   m_update_run.bind(8, static_cast<std::int64_t>(stats.unresolved.load() + unresolved));
   bind_optional(m_update_run, 9, m_first_event_time, m_first_event_time != INT64_MAX);
   bind_optional(m_update_run, 10, m_last_event_time, m_last_event_time != INT64_MIN);
-  m_update_run.bind(11, static_cast<std::int64_t>(m_run_id));
+  m_update_run.bind(11, static_cast<std::int64_t>(stats.rundown_names.load()));
+  m_update_run.bind(12, static_cast<std::int64_t>(m_run_id));
   m_update_run.exec();
 }
 

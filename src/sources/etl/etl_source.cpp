@@ -47,6 +47,7 @@ void EtlSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats& 
     m_reader_counters = reader.counters();
     m_decoder_stats = decoder.stats();
     stats.lost += m_header.events_lost + m_decoder_stats.lost_markers;
+    stats.rundown_names = m_decoder_stats.rundown_names;
     stats.bad_input += m_reader_counters.malformed + m_decoder_stats.malformed;
   } catch (const Error& e) {
     m_error = e.what();

@@ -41,6 +41,7 @@ void EtwEventPipeline::on_record(const RawRecord& record) noexcept {
     m_stats.bad_input.fetch_add(decoded.malformed - m_malformed_counted, std::memory_order_relaxed);
     m_malformed_counted = decoded.malformed;
   }
+  m_stats.rundown_names.store(decoded.rundown_names, std::memory_order_relaxed);
   if (decoded.lost_markers != m_lost_markers.load(std::memory_order_relaxed))
     m_lost_markers.store(decoded.lost_markers, std::memory_order_relaxed);
 }
@@ -131,7 +132,8 @@ void EtwLiveSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSta
   std::lock_guard lock(m_mutex);
   if (m_error.empty() && !m_stop) {
     // The session ended without us: stopped from outside, or ProcessTrace failed.
-    m_error = process_status == ERROR_SUCCESS
+    // ERROR_WMI_INSTANCE_NOT_FOUND: the session it read is gone (logman stop).
+    m_error = process_status == ERROR_SUCCESS || process_status == ERROR_WMI_INSTANCE_NOT_FOUND
                   ? "the ETW session '" + to_utf8(m_session->name()) + "' was stopped by another program"
                   : "reading the ETW session '" + to_utf8(m_session->name()) +
                         "' failed: " + win32_failure("ProcessTrace", process_status);

@@ -8,6 +8,7 @@
 #include <evntrace.h>
 // clang-format on
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -73,6 +74,13 @@ bool is_invalid_trace_handle(TRACEHANDLE handle) {
   return handle == static_cast<TRACEHANDLE>(UINTPTR_MAX) || handle == INVALID_PROCESSTRACE_HANDLE;
 }
 
+// Whether ControlTraceW(STOP) left the session stopped: ERROR_MORE_DATA only
+// says the properties had no room for the log file name, and
+// ERROR_WMI_INSTANCE_NOT_FOUND that it was gone already.
+bool stopped_by(ULONG status) {
+  return status == ERROR_SUCCESS || status == ERROR_MORE_DATA || status == ERROR_WMI_INSTANCE_NOT_FOUND;
+}
+
 // The 8 group masks of TraceSystemTraceEnableFlagsInfo (PERFINFO_GROUPMASK);
 // the first holds the classic EnableFlags.
 struct GroupMasks {
@@ -104,7 +112,12 @@ EtwSession::EtwSession(EtwSessionOptions options) : m_options(std::move(options)
   m_nt_kernel_logger = !windows_version().at_least(6, 2);
   m_name = m_nt_kernel_logger ? std::wstring(KERNEL_LOGGER_NAMEW) : m_options.name;
   m_enable_flags = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_DISK_IO |
-                   EVENT_TRACE_FLAG_DISK_FILE_IO | EVENT_TRACE_FLAG_FILE_IO_INIT | EVENT_TRACE_FLAG_NO_SYSCONFIG;
+                   EVENT_TRACE_FLAG_DISK_FILE_IO | EVENT_TRACE_FLAG_FILE_IO_INIT;
+  // Windows 7's kernel logger knows neither NO_SYSCONFIG nor buffers above 1 MB.
+  if (m_nt_kernel_logger)
+    m_options.buffer_size_kb = std::min(m_options.buffer_size_kb, 1024u);
+  else
+    m_enable_flags |= EVENT_TRACE_FLAG_NO_SYSCONFIG;
 }
 
 EtwSession::~EtwSession() {
@@ -195,10 +208,15 @@ void EtwSession::start() {
     // Our own session, left by a run that could not stop it: stop it and start again.
     prepare_properties(false);
     const ULONG stopped = ControlTraceW(0, m_name.c_str(), &m_properties.properties, EVENT_TRACE_CONTROL_STOP);
-    if (stopped != ERROR_SUCCESS && stopped != ERROR_WMI_INSTANCE_NOT_FOUND)
+    if (!stopped_by(stopped))
       throw Error("cannot stop the stale " + session.substr(4) + ": " + win32_failure("ControlTraceW(STOP)", stopped));
-    prepare_properties(true);
-    status = StartTraceW(&m_session, m_name.c_str(), &m_properties.properties);
+    // The name can stay taken for a moment after the stop.
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      prepare_properties(true);
+      status = StartTraceW(&m_session, m_name.c_str(), &m_properties.properties);
+      if (status != ERROR_ALREADY_EXISTS) break;
+      Sleep(200);
+    }
   }
   if (status == ERROR_ACCESS_DENIED)
     throw Error("etwaudit collect needs administrator rights (run elevated or as SYSTEM): " +
@@ -281,7 +299,8 @@ void EtwSession::stop_session() noexcept {
   std::lock_guard lock(m_mutex);
   if (!m_running) return;
   // ERROR_WMI_INSTANCE_NOT_FOUND: someone stopped it already; nothing left to do.
-  if (control(EVENT_TRACE_CONTROL_STOP) == ERROR_SUCCESS) m_final = counters_of(m_properties.properties);
+  const ULONG status = control(EVENT_TRACE_CONTROL_STOP);
+  if (status == ERROR_SUCCESS || status == ERROR_MORE_DATA) m_final = counters_of(m_properties.properties);
   m_running = false;
   m_session = 0;
 }
