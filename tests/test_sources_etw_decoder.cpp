@@ -661,7 +661,7 @@ TEST_CASE("events with pid -1 or the System pid take their process from the issu
   }
   // An ordinary header pid is kept.
   h.decode(classic(known_guid::file_io, 68, 3, p, read_write(p, Layout::thread_u32, io), {500, 77}));
-  // A thread nobody announced leaves the header's pid.
+  // A thread nobody announced, without a pid: kernel work, System's.
   io.thread = 78;
   h.decode(classic(known_guid::file_io, 68, 3, p, read_write(p, Layout::thread_u32, io), {unknown_id, unknown_id}));
   // DiskIo: the IssuingThreadId.
@@ -678,8 +678,9 @@ TEST_CASE("events with pid -1 or the System pid take their process from the issu
   }
   CHECK(h.process(h.events[3]).pid == 500);
   CHECK(h.process(h.events[3]).image.empty());  // a pid before any process event
-  CHECK(h.process(h.events[4]).pid == unknown_id);
+  CHECK(h.process(h.events[4]).pid == 4);
   CHECK(h.events[4].tid == 78);
+  CHECK(h.stats().system_assumed == 1);
 }
 
 TEST_CASE("Thread events of every version keep the thread map", "[etw]") {
@@ -789,12 +790,19 @@ TEST_CASE("a process Start makes a reused pid another process and its file event
 struct FakeProcessLookup : ProcessLookup {
   std::map<std::uint32_t, ProcessInfo> running;
   std::vector<std::uint32_t> asked;
+  std::map<std::uint32_t, std::uint32_t> threads;  // tid -> pid
+  std::vector<std::uint32_t> threads_asked;
   bool lookup(std::uint32_t pid, ProcessInfo& info) noexcept override {
     asked.push_back(pid);
     const auto found = running.find(pid);
     if (found == running.end()) return false;
     info = found->second;
     return true;
+  }
+  std::uint32_t process_of_thread(std::uint32_t tid) noexcept override {
+    threads_asked.push_back(tid);
+    const auto found = threads.find(tid);
+    return found == threads.end() ? 0 : found->second;
   }
 };
 
@@ -823,6 +831,19 @@ TEST_CASE("a live source names the processes the trace lost, unless the pid now 
   // Each pid is asked about once; System and "no pid" never.
   CHECK(system.asked == std::vector<std::uint32_t>{700, 701, 702});
   CHECK(h.stats().looked_up == 1);
+  // No pid and a thread no event placed: Windows is asked whose thread it is,
+  // once; one it does not know either is System's, never pid 0xFFFFFFFF.
+  CHECK(h.process(h.events[5]).pid == 4);
+  system.threads[31] = 700;
+  for (std::uint32_t thread : {31u, 31u, 32u}) {
+    io.thread = thread;
+    h.decode(classic(known_guid::file_io, 67, 3, 8, read_write(8, Layout::thread_u32, io), {unknown_id, unknown_id}));
+  }
+  REQUIRE(h.events.size() == 9);
+  CHECK(h.events[6].process == h.events[0].process);
+  CHECK(h.events[7].process == h.events[0].process);
+  CHECK(h.process(h.events[8]).pid == 4);
+  CHECK(system.threads_asked == std::vector<std::uint32_t>{9, 31, 32});
 }
 
 TEST_CASE("a live source completes rundown and Start processes with the full image path and creation time", "[etw]") {

@@ -728,8 +728,23 @@ std::uint32_t EtwDecoder::process_for_pid(std::uint32_t pid, std::int64_t seen_a
 
 std::uint32_t EtwDecoder::event_process(std::uint32_t pid, std::uint32_t thread, std::int64_t seen_at) {
   if (pid == RawRecord::unknown_id || pid == 0 || pid == system_pid) {
-    if (thread != RawRecord::unknown_id) {
-      if (const std::uint32_t* owner = m_thread_processes.find(thread)) pid = *owner;
+    if (thread != RawRecord::unknown_id && thread != 0) {
+      if (const std::uint32_t* owner = m_thread_processes.find(thread)) {
+        pid = *owner;
+      } else if (pid == RawRecord::unknown_id && m_process_lookup) {
+        // A thread that started before the session and no rundown named:
+        // ask Windows, once.
+        if (const std::uint32_t owner = m_process_lookup->process_of_thread(thread)) {
+          m_thread_processes.set(thread, owner);
+          pid = owner;
+        }
+      }
+    }
+    // Kernel work logged outside any process (the cache manager's and the
+    // file systems' worker threads) belongs to System; pid 0xFFFFFFFF is no process.
+    if (pid == RawRecord::unknown_id) {
+      pid = system_pid;
+      ++m_stats.system_assumed;
     }
   }
   return process_for_pid(pid, seen_at);

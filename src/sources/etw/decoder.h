@@ -109,6 +109,7 @@ struct DecoderStats {
   std::uint64_t newer_versions = 0; // FileIo records of a version above 3, read with the v3 layout
   std::uint64_t malformed = 0;      // records of a known kind with a short or broken payload
   std::uint64_t unresolved = 0;     // delivered events whose file name was not known when delivered
+  std::uint64_t system_assumed = 0; // events without a process id whose thread no event or lookup placed: System (4)
   std::uint64_t failed = 0;         // records abandoned because memory ran out or the sink threw
 };
 
@@ -120,6 +121,8 @@ class ProcessLookup {
   // (full path) and, when it can, info.command_line for the process that has
   // pid now. False when there is none or it cannot be opened.
   virtual bool lookup(std::uint32_t pid, ProcessInfo& info) noexcept = 0;
+  // The pid of the process that thread tid belongs to now; 0 when unknown.
+  virtual std::uint32_t process_of_thread(std::uint32_t tid) noexcept = 0;
 };
 
 // Receives the decoder's events, on the thread that calls decode().

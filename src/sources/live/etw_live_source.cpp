@@ -87,6 +87,8 @@ void EtwLiveSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSta
   std::atomic<bool> consumer_done{false};
   unsigned long process_status = ERROR_SUCCESS;
   std::thread consumer([&] {
+    // ETW drops what this thread does not take in time: it comes before the collector's work.
+    SetThreadPriority(GetCurrentThread(), THREAD_PRIORITY_ABOVE_NORMAL);
     process_status = m_session->process();
     consumer_done = true;
     { std::lock_guard lock(m_mutex); }
@@ -142,11 +144,9 @@ void EtwLiveSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSta
 
 void EtwLiveSource::request_file_rundown() {
   if (m_stop) return;
-  const unsigned long status = m_session->request_file_rundown();
-  if (status == ERROR_SUCCESS) return;
-  std::cerr << "etwaudit collect: warning: no names for files opened before the start ("
-            << (status == ERROR_NOT_SUPPORTED ? std::string("the NT Kernel Logger of Windows 7 cannot give them")
-                                              : win32_failure("TraceSetInformation", status))
+  const std::string refused = m_session->request_file_rundown();
+  if (refused.empty()) return;
+  std::cerr << "etwaudit collect: warning: no names for files opened before the start (" << refused
             << "); their events stay unresolved until the rundown at the end\n";
 }
 

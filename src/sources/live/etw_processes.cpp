@@ -22,7 +22,7 @@ constexpr std::size_t longest_command_line = sizeof(UNICODE_STRING) + 2 * 32768;
 
 using QueryInformationProcess = LONG(NTAPI*)(HANDLE, ULONG, void*, ULONG, ULONG*);
 
-// Closes a process handle on every way out.
+// Closes a process or thread handle on every way out.
 struct ProcessHandle {
   HANDLE handle;
   ~ProcessHandle() {
@@ -35,6 +35,11 @@ struct ProcessHandle {
 RunningProcesses::RunningProcesses() : m_image(32768), m_command_line(4096) {
   if (HMODULE ntdll = GetModuleHandleW(L"ntdll.dll"))
     m_query_information_process = reinterpret_cast<void*>(GetProcAddress(ntdll, "NtQueryInformationProcess"));
+}
+
+std::uint32_t RunningProcesses::process_of_thread(std::uint32_t tid) noexcept {
+  const ProcessHandle thread{OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, tid)};
+  return thread.handle ? GetProcessIdOfThread(thread.handle) : 0;
 }
 
 bool RunningProcesses::lookup(std::uint32_t pid, ProcessInfo& info) noexcept {

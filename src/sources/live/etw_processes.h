@@ -5,7 +5,8 @@
 // GetProcessTimes for its creation time, QueryFullProcessImageNameW for the
 // Win32 path of its image, and, from Windows 8.1 on, NtQueryInformationProcess
 // (ProcessCommandLineInformation) for its command line. Protected processes,
-// and processes that have gone, cannot be asked (etw-facts.md §3.6).
+// and processes that have gone, cannot be asked (etw-facts.md §3.6). The
+// process of a thread no event placed: OpenThread and GetProcessIdOfThread.
 //
 // Used on the ProcessTrace thread only; the decoder asks once per pid.
 
@@ -20,6 +21,8 @@ class RunningProcesses final : public ProcessLookup {
  public:
   RunningProcesses();
   bool lookup(std::uint32_t pid, ProcessInfo& info) noexcept override;
+  // OpenThread + GetProcessIdOfThread.
+  std::uint32_t process_of_thread(std::uint32_t tid) noexcept override;
 
  private:
   std::vector<wchar_t> m_image;                 // QueryFullProcessImageNameW's answer

@@ -268,19 +268,28 @@ unsigned long EtwSession::process() noexcept {
   return ProcessTrace(&trace, 1, nullptr, nullptr);
 }
 
-unsigned long EtwSession::request_file_rundown() {
+std::string EtwSession::request_file_rundown() {
   std::lock_guard lock(m_mutex);
-  if (!m_running) return ERROR_INVALID_HANDLE;
-  if (m_nt_kernel_logger) return ERROR_NOT_SUPPORTED;  // group masks are Windows 8 and later
+  if (!m_running) return "the session is not running";
+  if (m_nt_kernel_logger) return "the NT Kernel Logger of Windows 7 cannot give them";
+  // KernelRundownGuid, keyword 0x10: a FileRundown (FileIo opcode 36) for
+  // every open file, into this session.
+  constexpr GUID kernel_rundown = {0x3b9c9951, 0x3480, 0x4220, {0x93, 0x77, 0x9c, 0x8e, 0x51, 0x84, 0xf5, 0xcd}};
+  const ULONG enabled =
+      EnableTraceEx2(m_session, &kernel_rundown, EVENT_CONTROL_CODE_ENABLE_PROVIDER, 0, 0x10, 0, INFINITE, nullptr);
+  if (enabled == ERROR_SUCCESS) return {};
+  // The older way: the kernel writes a rundown when the group masks change.
   GroupMasks masks;
   ULONG status = TraceSetInformation(m_session, TraceSystemTraceEnableFlagsInfo, &masks, sizeof masks);
-  if (status != ERROR_SUCCESS) return status;
+  if (status != ERROR_SUCCESS)
+    return win32_failure("EnableTraceEx2(KernelRundown)", enabled) + "; " +
+           win32_failure("TraceSetInformation", status);
   masks.masks[0] = m_enable_flags;
   status = TraceSetInformation(m_session, TraceSystemTraceEnableFlagsInfo, &masks, sizeof masks);
   if (status != ERROR_SUCCESS)
     throw Error("cannot re-enable the kernel events of the ETW session '" + to_utf8(m_name) +
                 "' after the file rundown: " + win32_failure("TraceSetInformation", status));
-  return ERROR_SUCCESS;
+  return {};
 }
 
 std::optional<EtwLossCounters> EtwSession::query() noexcept {

@@ -8,7 +8,8 @@
 // events and is used instead. Kernel flags: file I/O start events
 // (FILE_IO_INIT: Create, Read, Write, Cleanup, Close, SetInfo, Delete,
 // Rename, Flush), file names (DISK_FILE_IO, which needs DISK_IO), process and
-// thread events. A session of our own name left by a run that was killed
+// thread events; the names of files opened before the start come from the
+// kernel rundown provider, enabled once the session runs. A session of our own name left by a run that was killed
 // (ERROR_ALREADY_EXISTS) is stopped and started again; any other session is
 // never touched. Whether a session of our name is stale or belongs to a
 // collector that still runs, a named mutex tells: each collector holds
@@ -95,10 +96,10 @@ class TraceSession {
   virtual unsigned long process() noexcept = 0;
 
   // Asks the kernel for the names of the files that are already open
-  // (FileRundown events). Returns ERROR_SUCCESS, or the code of the call
-  // that failed when this Windows cannot (the session is unchanged then).
-  // Throws Error if the session was left without its events.
-  virtual unsigned long request_file_rundown() = 0;
+  // (FileRundown events). Returns "" when asked, or why this Windows cannot
+  // give them (the session is unchanged then). Throws Error if the session
+  // was left without its events.
+  virtual std::string request_file_rundown() = 0;
 
   // What the session has lost so far; nullopt when that cannot be asked or
   // the session is stopped.
@@ -142,8 +143,11 @@ class EtwSession final : public TraceSession {
   bool raw_qpc_timestamps() const override { return m_raw_qpc; }
   // ProcessTrace.
   unsigned long process() noexcept override;
-  // Sets the session's group masks to empty and back (etw-facts.md §8).
-  unsigned long request_file_rundown() override;
+  // Enables the kernel rundown provider's file keyword in the session, the
+  // documented way for a system-logger session; when that fails, sets the
+  // session's group masks to empty and back (etw-facts.md §8), which is proven
+  // only on the NT Kernel Logger.
+  std::string request_file_rundown() override;
   // ControlTraceW(QUERY).
   std::optional<EtwLossCounters> query() noexcept override;
   // From the final ControlTraceW(STOP).
