@@ -171,7 +171,7 @@ void EventWriter::begin_run(const std::string& source, const std::string& host, 
   bind_text_or_null(insert, 7, input_hash);
   insert.exec();
   m_run_id = m_db.getLastInsertRowid();
-  m_run_first_event_id = m_last_event_id;
+  m_run_first_segment_id = m_last_segment_id;
   transaction.commit();
 }
 
@@ -245,12 +245,19 @@ void EventWriter::merge_file(std::int64_t from, std::int64_t into) {
 }
 
 std::uint64_t EventWriter::run_events(bool named) {
-  SQLite::Statement count(m_db, std::string("SELECT sum(coalesce(e.count, 1)) FROM events e JOIN files f "
-                                            "ON f.file_id = e.file_id WHERE e.id > ? AND e.id <= ? AND f.path IS ") +
-                                    (named ? "NOT NULL" : "NULL"));
-  count.bind(1, static_cast<std::int64_t>(m_run_first_event_id));
-  count.bind(2, static_cast<std::int64_t>(m_last_event_id));
-  return count.executeStep() ? static_cast<std::uint64_t>(count.getColumn(0).getInt64()) : 0;
+  // From the run's activity rows (its segments come after those that were
+  // there when it began), through the few files without a name: a count over
+  // the events themselves would read every row of a run of months at its end.
+  auto count = [&](const char* sql) {
+    SQLite::Statement statement(m_db, sql);
+    statement.bind(1, static_cast<std::int64_t>(m_run_first_segment_id));
+    return statement.executeStep() ? static_cast<std::uint64_t>(statement.getColumn(0).getInt64()) : 0;
+  };
+  const std::uint64_t unnamed = count(
+      "SELECT coalesce(sum(a.events), 0) FROM files f JOIN activity a ON a.file_id = f.file_id AND a.segment_id > ?1 "
+      "WHERE f.path IS NULL");
+  if (!named) return unnamed;
+  return count("SELECT coalesce(sum(events), 0) FROM activity WHERE segment_id > ?1") - unnamed;
 }
 
 std::int64_t EventWriter::lookup_or_insert_process(const ProcessInfo& info) {

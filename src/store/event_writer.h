@@ -153,7 +153,7 @@ class EventWriter {
   RecordFilter m_filter;
   std::array<bool, op_count> m_selected_ops;  // m_filter.selected_ops()
   const DeviceMap* m_device_map;              // may be null
-  std::int64_t m_run_first_event_id = 0;      // events of this run have ids above this
+  std::int64_t m_run_first_segment_id = 0;    // this run's events are in segments above this
   std::int64_t m_run_id = 0;
   std::int64_t m_first_event_time = INT64_MAX;  // exact time bounds of what the run wrote
   std::int64_t m_last_event_time = INT64_MIN;
