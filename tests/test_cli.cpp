@@ -321,6 +321,42 @@ TEST_CASE("SIGTERM stops a collector cleanly: queue drained, run closed, exit 0"
   CHECK(query_int(collector.db, "SELECT exit_reason = 'stopped by SIGTERM' FROM collector_runs") == 1);
 }
 
+TEST_CASE("etwaudit stop makes the collector drain, commit and close its run, and waits for it", "[cli][stop]") {
+  TempDir dir;
+  LiveCollector collector(dir, {"--flush-ms", "60000"});  // only the stop can commit
+  collector.send(0, 300);
+  REQUIRE(wait_until(collector.db, "SELECT count(*) FROM collector_runs", 1));
+  std::this_thread::sleep_for(200ms);  // let the source hand the lines over
+  auto stop = run(dir, {"stop", "--db", collector.db});
+  CHECK(stop.exit_code == 0);
+  CHECK_THAT(stop.out, Catch::Contains("asked the collector of run 1 (pid " + std::to_string(collector.pid) + ")") &&
+                           Catch::Contains("run 1 ended: stopped by SIGTERM"));
+  CHECK(collector.finish() == 0);
+  CHECK(query_int(collector.db, "SELECT count(*) FROM events") == 300);
+  // Nothing runs now: saying so is no error.
+  auto again = run(dir, {"stop", "--db", collector.db});
+  CHECK(again.exit_code == 0);
+  CHECK_THAT(again.out, Catch::Contains("no collector is writing to"));
+}
+
+TEST_CASE("etwaudit stop never signals a process that is not the collector", "[cli][stop]") {
+  TempDir dir;
+  // A run left open by a collector that died, its pid now another program's.
+  const std::string db = dir.file("audit.db");
+  REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db, "--quiet"})
+              .exit_code == 0);
+  {
+    SQLite::Database write(db, SQLite::OPEN_READWRITE);
+    write.exec("UPDATE collector_runs SET stopped_at = NULL, exit_reason = NULL, pid = " +
+               std::to_string(getppid()));
+  }
+  auto stop = run(dir, {"stop", "--db", db});
+  CHECK(stop.exit_code == 0);  // no writer lock: nothing is signalled
+  CHECK_THAT(stop.out, Catch::Contains("run 1 was left open: its collector is gone"));
+  CHECK(run(dir, {"stop", "--db", db, "--timeout", "soon"}).exit_code == 2);
+  CHECK(run(dir, {"stop", "--db", dir.file("missing.db")}).exit_code == 1);
+}
+
 TEST_CASE("kill -9 mid-run loses at most the batch in flight and leaves a sound database", "[cli]") {
   TempDir dir;
   std::string db;

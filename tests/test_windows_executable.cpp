@@ -123,3 +123,15 @@ TEST_CASE("etwaudit.exe collect refuses impossible ETW buffer settings as a usag
   CHECK(result.exit_code == 2);
   CHECK_THAT(result.err, Catch::Contains("--etw-buffer-size must be 4 to 16384 (KB), not 2"));
 }
+
+TEST_CASE("etwaudit stop reaches a collector through its named event, and only a collector", "[windows]") {
+  // This test process plays the collector: install_stop_handlers() made its event.
+  etwaudit::install_stop_handlers();
+  CHECK(etwaudit::stop_requested().empty());
+  CHECK(etwaudit::request_stop(GetCurrentProcessId()).empty());
+  CHECK(etwaudit::stop_requested() == "etwaudit stop");
+  CHECK(etwaudit::process_alive(GetCurrentProcessId()));
+  // A pid without the event is refused, and one nobody has is not alive.
+  CHECK(etwaudit::request_stop(0xFFFFFFF0u) == "process 4294967280 is no etwaudit collector");
+  CHECK_FALSE(etwaudit::process_alive(0xFFFFFFF0u));
+}

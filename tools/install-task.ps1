@@ -13,7 +13,8 @@ Task Scheduler's own restart covers a task that fails to start; a second
 trigger every 5 minutes starts the collector again if it has ended for any
 other reason (a running collector makes that trigger do nothing).
 
--Uninstall stops and removes the task and stops its ETW session ("etwaudit",
+-Uninstall stops the collector (etwaudit stop, then Stop-ScheduledTask for what
+is left), removes the task and stops its ETW session ("etwaudit",
 or the one given with --etw-session in -CollectArguments). The database
 stays; delete the folder to remove it.
 
@@ -58,7 +59,20 @@ if ($Uninstall) {
         "$($task.Actions[0].Arguments)" -match '--etw-session(?:=|\s+)(?:"([^"]*)"|(\S+))') {
         $session = if ($Matches[1]) { $Matches[1] } else { $Matches[2] }
     }
+    # Its database: --db PATH, as registered.
+    $taskDatabase = $database
+    if ($task -and $task.Actions.Count -gt 0 -and
+        "$($task.Actions[0].Arguments)" -match '--db(?:=|\s+)(?:"([^"]*)"|(\S+))') {
+        $taskDatabase = if ($Matches[1]) { $Matches[1] } else { $Matches[2] }
+    }
     if ($task) {
+        # First ask the collector to stop (it commits what it holds and closes
+        # its session with the kernel's last rundown); Stop-ScheduledTask only
+        # kills what is left.
+        $taskExe = "$($task.Actions[0].Execute)"
+        if ($taskExe -and (Test-Path -LiteralPath $taskExe -PathType Leaf)) {
+            & { $ErrorActionPreference = 'Continue'; & $taskExe stop --db $taskDatabase --timeout 30s }
+        }
         Stop-ScheduledTask -TaskName $TaskName -ErrorAction SilentlyContinue
         Unregister-ScheduledTask -TaskName $TaskName -Confirm:$false
         Write-Output "Removed the scheduled task '$TaskName'."

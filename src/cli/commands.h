@@ -15,6 +15,7 @@ int import_command(int argc, const char* const* argv);
 int query_command(int argc, const char* const* argv);
 int prune_command(int argc, const char* const* argv);
 int status_command(int argc, const char* const* argv);
+int stop_command(int argc, const char* const* argv);
 
 }  // namespace etwaudit
 

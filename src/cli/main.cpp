@@ -22,6 +22,7 @@ constexpr Command commands[] = {
     {"query", "answer questions from a database (reports and SQL)", etwaudit::query_command},
     {"status", "size, contents, retention and last run of a database", etwaudit::status_command},
     {"prune", "delete the oldest raw events, keeping their totals", etwaudit::prune_command},
+    {"stop", "ask the collector writing a database to stop, and wait for it", etwaudit::stop_command},
 };
 
 void print_usage(std::ostream& out) {

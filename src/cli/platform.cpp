@@ -5,10 +5,16 @@
 #ifdef _WIN32
 #include <io.h>
 #include <windows.h>
+// clang-format off: sddl.h needs windows.h first.
+#include <sddl.h>
+// clang-format on
 #else
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
+#include <fstream>
 #endif
 
 namespace etwaudit {
@@ -41,11 +47,48 @@ BOOL WINAPI on_console_event(DWORD type) {
 }
 }  // namespace
 
+// Set by `etwaudit stop` (request_stop); null when it could not be made.
+HANDLE g_stop_event = nullptr;
+
+std::wstring stop_event_name(std::uint32_t pid) {
+  return L"Global\\etwaudit-stop-" + std::to_wstring(pid);
+}
+
 void install_stop_handlers() {
   SetConsoleCtrlHandler(on_console_event, TRUE);
+  // Only SYSTEM and administrators may signal it: a collector runs as one of them.
+  SECURITY_ATTRIBUTES attributes{sizeof attributes, nullptr, FALSE};
+  if (!ConvertStringSecurityDescriptorToSecurityDescriptorW(L"D:P(A;;GA;;;SY)(A;;GA;;;BA)", SDDL_REVISION_1,
+                                                            &attributes.lpSecurityDescriptor, nullptr))
+    return;
+  g_stop_event = CreateEventW(&attributes, TRUE, FALSE, stop_event_name(GetCurrentProcessId()).c_str());
+  LocalFree(attributes.lpSecurityDescriptor);
+}
+
+std::string request_stop(std::uint32_t pid) {
+  HANDLE event = OpenEventW(EVENT_MODIFY_STATE, FALSE, stop_event_name(pid).c_str());
+  if (!event) {
+    const DWORD error = GetLastError();
+    if (error == ERROR_FILE_NOT_FOUND) return "process " + std::to_string(pid) + " is no etwaudit collector";
+    if (error == ERROR_ACCESS_DENIED) return "not allowed to stop process " + std::to_string(pid) + " (run elevated)";
+    return "cannot reach process " + std::to_string(pid) + ": OpenEventW failed with error " + std::to_string(error);
+  }
+  const bool set = SetEvent(event) != FALSE;
+  const DWORD error = GetLastError();
+  CloseHandle(event);
+  return set ? std::string() : "SetEvent failed with error " + std::to_string(error);
+}
+
+bool process_alive(std::uint32_t pid) {
+  HANDLE process = OpenProcess(SYNCHRONIZE, FALSE, pid);
+  if (!process) return GetLastError() == ERROR_ACCESS_DENIED;
+  const bool running = WaitForSingleObject(process, 0) == WAIT_TIMEOUT;
+  CloseHandle(process);
+  return running;
 }
 
 std::string stop_requested() {
+  if (g_stop_event && WaitForSingleObject(g_stop_event, 0) == WAIT_OBJECT_0) return "etwaudit stop";
   switch (g_stop_reason.load()) {
     case 0:
       return {};
@@ -104,6 +147,29 @@ void install_stop_handlers() {
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGHUP, &action, nullptr);
+}
+
+std::string request_stop(std::uint32_t pid) {
+  // The pid comes from a run record: make sure it is still an etwaudit
+  // before signalling it (where /proc says).
+  std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+  std::string command;
+  if (comm && std::getline(comm, command) && command.rfind("etwaudit", 0) != 0)
+    return "process " + std::to_string(pid) + " is '" + command + "', no etwaudit collector";
+  if (::kill(static_cast<pid_t>(pid), SIGTERM) == 0) return {};
+  if (errno == ESRCH) return "there is no process " + std::to_string(pid);
+  if (errno == EPERM) return "not allowed to signal process " + std::to_string(pid) + " (run as its user or root)";
+  return "kill(" + std::to_string(pid) + ", SIGTERM) failed: " + std::strerror(errno);
+}
+
+bool process_alive(std::uint32_t pid) {
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
+  // A process that has exited but not been waited for yet (state Z) is gone too.
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!stat || !std::getline(stat, line)) return true;
+  const std::size_t state = line.rfind(") ");
+  return state == std::string::npos || state + 2 >= line.size() || (line[state + 2] != 'Z' && line[state + 2] != 'X');
 }
 
 std::string stop_requested() {

@@ -12,6 +12,14 @@ void install_stop_handlers();
 // The name of the signal or event that asked us to stop, or empty.
 std::string stop_requested();
 
+// Asks the etwaudit collector running as process pid to stop, as Ctrl+C
+// would: SIGTERM on POSIX (only to a process whose command is etwaudit), the
+// named event Global\etwaudit-stop-<pid> that install_stop_handlers() made
+// on Windows. Returns "" when asked, else why it could not.
+std::string request_stop(std::uint32_t pid);
+// Whether process pid still runs.
+bool process_alive(std::uint32_t pid);
+
 std::uint32_t current_pid();
 std::string host_name();
 bool stderr_is_terminal();
