@@ -19,9 +19,11 @@
 #include <thread>
 
 #include "core/time_format.h"
+#include "etl_fixtures.h"
 #include "temp_dir.h"
 
 using etwaudit::test::TempDir;
+using etwaudit::test::perfview_trace;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
@@ -451,7 +453,7 @@ TEST_CASE("queries run while a collector writes, without 'database is locked'", 
 TEST_CASE("import reads a trace once, refuses it twice unless forced, and fails clearly on junk", "[cli][import]") {
   TempDir dir;
   const auto db = dir.file("audit.db");
-  const std::string trace = std::string(ETWAUDIT_ETL_FIXTURES) + "/perfview-net452-x64-win10.etl";
+  const std::string trace = perfview_trace();
   auto first = run(dir, {"import", trace, "--db", db});
   CHECK(first.exit_code == 0);
   CHECK_THAT(first.err, Catch::Contains("written 1,791 events; named 1,791 (100.0%)"));
@@ -496,7 +498,7 @@ TEST_CASE("import refuses a directory, a FIFO and a device at once, before touch
 
 TEST_CASE("import of a truncated or bit-flipped trace fails with exit 1, in bounded time and memory", "[cli][import]") {
   TempDir dir;
-  const std::string trace = std::string(ETWAUDIT_ETL_FIXTURES) + "/perfview-net452-x64-win10.etl";
+  const std::string trace = perfview_trace();
   const std::string original = read_file(trace);
   auto import = [&](const std::string& name, const std::string& bytes) {
     const auto path = dir.file(name);

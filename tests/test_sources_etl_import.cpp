@@ -4,6 +4,7 @@
 
 #include <SQLiteCpp/Database.h>
 
+#include "etl_fixtures.h"
 #include "sources/etl/etl_source.h"
 #include "store/collection.h"
 #include "store/database.h"
@@ -14,11 +15,11 @@
 
 using namespace etwaudit;
 using etwaudit::test::TempDir;
+using etwaudit::test::perfview_trace;
+using etwaudit::test::windows7_trace;
 
 namespace {
 
-const std::string perfview = std::string(ETWAUDIT_ETL_FIXTURES) + "/perfview-net452-x64-win10.etl";
-const std::string windows7 = std::string(ETWAUDIT_ETL_FIXTURES) + "/tx-process-win7.etl";
 
 struct Import {
   TempDir dir;
@@ -41,7 +42,7 @@ struct Import {
 }  // namespace
 
 TEST_CASE("the PerfView trace imports with every disk I/O named after back-fill", "[import]") {
-  Import import(perfview);
+  Import import(perfview_trace());
   REQUIRE_FALSE(import.result.failed);
   CHECK(import.count("SELECT count(*) FROM events WHERE op = 10") == 1208);
   CHECK(import.count("SELECT count(*) FROM events WHERE op = 11") == 21);
@@ -57,13 +58,13 @@ TEST_CASE("the PerfView trace imports with every disk I/O named after back-fill"
 }
 
 TEST_CASE("the PerfView trace's Kernel-File creates become 562 opens of 102 paths", "[import]") {
-  Import import(perfview);
+  Import import(perfview_trace());
   CHECK(import.count("SELECT count(*) FROM events WHERE op = 2") == 562);
   CHECK(import.count("SELECT count(DISTINCT f.path) FROM events e JOIN files f USING (file_id) WHERE e.op = 2") == 102);
 }
 
 TEST_CASE("imported times are UTC from the trace's clock, and the run covers them", "[import]") {
-  Import import(perfview);
+  Import import(perfview_trace());
   // The trace was recorded on 2020-07-29 shortly after 00:07 UTC.
   CHECK(import.count("SELECT min(coalesce(ts, id)) >= 1595981220000000000 AND "
                      "max(coalesce(ts, id)) < 1595984820000000000 FROM events") == 1);
@@ -74,14 +75,14 @@ TEST_CASE("imported times are UTC from the trace's clock, and the run covers the
 TEST_CASE("a device map turns NT paths into drive and UNC paths, keeping the NT path", "[import]") {
   DeviceMap map;
   map.add("C:", "\\Device\\HarddiskVolume2");
-  Import import(perfview, &map);
+  Import import(perfview_trace(), &map);
   CHECK(import.count("SELECT count(*) FROM files WHERE path LIKE '\\Device\\%'") == 0);
   CHECK(import.count("SELECT count(*) FROM files WHERE path LIKE 'C:\\%' AND nt_path LIKE '\\Device\\HarddiskVolume2\\%'") > 100);
   CHECK(import.count("SELECT count(*) FROM files WHERE path LIKE '\\\\%' AND nt_path LIKE '\\Device\\Mup\\%'") > 0);
 }
 
 TEST_CASE("importing the Windows 7 trace learns its four process starts with their images", "[import]") {
-  Import import(windows7);
+  Import import(windows7_trace());
   REQUIRE_FALSE(import.result.failed);
   std::vector<std::string> started;
   for (std::uint32_t id = 1; id < import.catalog.process_count(); ++id) {

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/raw_record.h"
 #include "core/time_format.h"
+#include "etl_fixtures.h"
 #include "sources/etl/etl_reader.h"
 #include "temp_dir.h"
 
@@ -23,13 +24,12 @@
 
 using namespace etwaudit;
 using etwaudit::test::TempDir;
+using etwaudit::test::perfview_trace;
+using etwaudit::test::windows7_trace;
 
-// The fixtures are read in place from ../shared/fixtures/etl (design.md §9).
+// The real traces are read in place from ETWAUDIT_ETL_FIXTURES (etl_fixtures.h).
 namespace {
 
-const std::string fixtures = ETWAUDIT_ETL_FIXTURES;
-const std::string perfview_trace = fixtures + "/perfview-net452-x64-win10.etl";
-const std::string win7_trace = fixtures + "/tx-process-win7.etl";
 
 using Bytes = std::vector<char>;
 
@@ -336,7 +336,7 @@ TEST_CASE("GUIDs of .etl records print and parse in the registry form", "[etl]")
 }
 
 TEST_CASE("the PerfView .etl trace yields the records an independent parser counted", "[etl]") {
-  EtlReader reader(perfview_trace);
+  EtlReader reader(perfview_trace());
   const Tally seen = tally(reader);
 
   CHECK(seen.total == 179'473);
@@ -364,7 +364,7 @@ TEST_CASE("the PerfView .etl trace yields the records an independent parser coun
 }
 
 TEST_CASE("the PerfView .etl logfile header describes a 64-bit trace of July 2020", "[etl]") {
-  EtlReader reader(perfview_trace);
+  EtlReader reader(perfview_trace());
   const EtlLogfileHeader& header = reader.header();
   CHECK(header.pointer_size == 8);
   CHECK(header.clock_type == 1);
@@ -382,7 +382,7 @@ TEST_CASE("the PerfView .etl logfile header describes a 64-bit trace of July 202
 }
 
 TEST_CASE(".etl kernel records take their class GUID and opcode from the HookId", "[etl]") {
-  EtlReader reader(perfview_trace);
+  EtlReader reader(perfview_trace());
   std::uint64_t file_io = 0;
   std::uint64_t rundown_paths = 0;
   std::uint64_t mismatches = 0;
@@ -410,7 +410,7 @@ TEST_CASE(".etl kernel records take their class GUID and opcode from the HookId"
 }
 
 TEST_CASE(".etl records take their pointer size from their own header type", "[etl]") {
-  EtlReader reader(perfview_trace);
+  EtlReader reader(perfview_trace());
   std::uint64_t narrow = 0;
   std::uint64_t mismatches = 0;
   reader.for_each([&](const RawRecord& record) {
@@ -428,7 +428,7 @@ TEST_CASE(".etl records take their pointer size from their own header type", "[e
 }
 
 TEST_CASE(".etl manifest events with extended data have their payload after the items", "[etl]") {
-  EtlReader reader(perfview_trace);
+  EtlReader reader(perfview_trace());
   std::uint64_t creates = 0;
   std::uint64_t with_paths = 0;
   reader.for_each([&](const RawRecord& record) {
@@ -446,7 +446,7 @@ TEST_CASE(".etl manifest events with extended data have their payload after the 
 }
 
 TEST_CASE("PerfView .etl record times start at the trace start and run in order within a buffer", "[etl]") {
-  EtlReader reader(perfview_trace);
+  EtlReader reader(perfview_trace());
   const EtlLogfileHeader header = reader.header();
   std::uint64_t last_buffer = ~std::uint64_t{0};
   std::uint64_t last_raw = 0;
@@ -473,7 +473,7 @@ TEST_CASE("PerfView .etl record times start at the trace start and run in order 
 }
 
 TEST_CASE("the Windows 7 .etl trace yields the Kernel-Process events an independent parser counted", "[etl]") {
-  EtlReader reader(win7_trace);
+  EtlReader reader(windows7_trace());
   const Tally seen = tally(reader);
   const Guid& process = known_guid::kernel_process;
   CHECK(seen.manifest(process, 1, 0) == 4);      // ProcessStart
@@ -497,7 +497,7 @@ TEST_CASE("the Windows 7 .etl trace yields the Kernel-Process events an independ
 }
 
 TEST_CASE("Windows 7 .etl record times lie within the trace and in order within a buffer", "[etl]") {
-  EtlReader reader(win7_trace);
+  EtlReader reader(windows7_trace());
   const EtlLogfileHeader header = reader.header();
   std::uint64_t last_buffer = ~std::uint64_t{0};
   std::uint64_t last_raw = 0;
@@ -535,7 +535,7 @@ TEST_CASE("a file that is not an .etl trace is refused with a reason", "[etl]") 
 TEST_CASE("truncated copies of the .etl traces throw an Error or end cleanly", "[etl]") {
   TempDir dir;
   const std::string path = dir.file("truncated.etl");
-  for (const std::string& fixture : {perfview_trace, win7_trace}) {
+  for (const std::string& fixture : {perfview_trace(), windows7_trace()}) {
     const Bytes bytes = read_file(fixture);
     const std::vector<std::size_t> sizes = {0,
                                             1,
@@ -574,7 +574,7 @@ TEST_CASE("truncated copies of the .etl traces throw an Error or end cleanly", "
 TEST_CASE("an .etl trace cut inside a buffer names the buffer, or under skip keeps what came before", "[etl]") {
   TempDir dir;
   const std::string path = dir.file("cut.etl");
-  const Bytes bytes = read_file(win7_trace);
+  const Bytes bytes = read_file(windows7_trace());
   write_file(path, bytes, 0x2000 * 100 + 0x1000);  // half of buffer 100
   std::string message;
   CHECK_FALSE(reads_cleanly(path, OnMalformedBuffer::stop, &message));
@@ -593,7 +593,7 @@ TEST_CASE("an .etl trace cut inside a buffer names the buffer, or under skip kee
 TEST_CASE("a broken .etl record marker stops the reading, or under skip costs only its buffer", "[etl]") {
   TempDir dir;
   const std::string path = dir.file("marker.etl");
-  Bytes bytes = read_file(win7_trace);
+  Bytes bytes = read_file(windows7_trace());
   bytes[0x2000 + 0x48 + 3] = 0x00;  // first record of buffer 1: no header flag
   write_file(path, bytes, bytes.size());
   std::string message;
@@ -610,7 +610,7 @@ TEST_CASE("a broken .etl record marker stops the reading, or under skip costs on
 TEST_CASE("a corrupt compressed .etl buffer names the buffer and the XPRESS problem", "[etl]") {
   TempDir dir;
   const std::string path = dir.file("xpress.etl");
-  Bytes bytes = read_file(perfview_trace);
+  Bytes bytes = read_file(perfview_trace());
   for (std::size_t i = 0x248 + 100; i < 0x248 + 140; ++i) bytes[i] = static_cast<char>(0xFF);
   write_file(path, bytes, bytes.size());
   std::string message;
@@ -628,7 +628,7 @@ TEST_CASE("a corrupt compressed .etl buffer names the buffer and the XPRESS prob
 TEST_CASE("a compressed .etl buffer may not claim more than a trace buffer holds", "[etl]") {
   TempDir dir;
   const std::string path = dir.file("claims.etl");
-  Bytes bytes = read_file(perfview_trace);
+  Bytes bytes = read_file(perfview_trace());
   put_u32(bytes, 0x200 + 4, 64u << 20);  // buffer 1's SavedOffset (0xffb0) now claims 64 MiB
   write_file(path, bytes, bytes.size());
   std::string message;
@@ -641,7 +641,7 @@ TEST_CASE("a compressed .etl buffer may not claim more than a trace buffer holds
   CHECK(seen.total > 170'000);
 
   // Before the logfile header gives the buffer size, ETW's largest buffer is the limit.
-  bytes = read_file(perfview_trace);
+  bytes = read_file(perfview_trace());
   bytes[0x34] = static_cast<char>(bytes[0x34] | 0x40);  // buffer 0 compressed
   put_u32(bytes, 4, (16u << 20) + 1);
   write_file(path, bytes, bytes.size());
@@ -665,7 +665,7 @@ TEST_CASE(".etl traces with flipped bytes throw an Error or end cleanly", "[etl]
   TempDir dir;
   const std::string path = dir.file("flipped.etl");
   std::mt19937 random(7);
-  for (const std::string& fixture : {win7_trace, perfview_trace}) {
+  for (const std::string& fixture : {windows7_trace(), perfview_trace()}) {
     const Bytes original = read_file(fixture);
     for (int variant = 0; variant < 12; ++variant) {
       Bytes bytes = original;
@@ -856,9 +856,9 @@ TEST_CASE("broken extended data items and record sizes in an .etl buffer are nam
 }
 
 TEST_CASE("an .etl trace read from memory yields the same records as its file", "[etl]") {
-  const Bytes file_bytes = read_file(win7_trace);
+  const Bytes file_bytes = read_file(windows7_trace());
   const std::vector<std::uint8_t> bytes(file_bytes.begin(), file_bytes.end());
-  EtlReader from_file(win7_trace);
+  EtlReader from_file(windows7_trace());
   EtlReader from_memory(bytes, "in-memory.etl");
   CHECK(from_memory.header().start_time == from_file.header().start_time);
   CHECK(from_memory.header().logger_name == from_file.header().logger_name);

@@ -11,12 +11,15 @@
 
 #include "core/catalog.h"
 #include "core/raw_record.h"
+#include "etl_fixtures.h"
 #include "sources/etl/etl_reader.h"
 #include "sources/etw/decoder.h"
 #include "sources/etw/key_table.h"
 #include "sources/etw/text.h"
 
 using namespace etwaudit;
+using etwaudit::test::perfview_trace;
+using etwaudit::test::windows7_trace;
 
 // Records are built byte by byte from the layout tables of etw-facts.md §3
 // (and, for Thread and Kernel-Process, the dissect manifests the decoder
@@ -314,7 +317,6 @@ Io on_file_a(std::size_t pointer_size) {
   return io;
 }
 
-const std::string fixtures = ETWAUDIT_ETL_FIXTURES;
 
 }  // namespace
 
@@ -1212,7 +1214,7 @@ TEST_CASE("the PerfView trace decodes into the disk, create, name and process ev
   } sink;
   Catalog catalog;
   EtwDecoder decoder(catalog, sink);
-  EtlReader reader(fixtures + "/perfview-net452-x64-win10.etl");
+  EtlReader reader(perfview_trace());
   std::uint64_t process_rundowns = 0, records = 0, named_in_stream = 0;
   std::size_t disk_seen = 0;
   reader.for_each([&](const RawRecord& record) {
@@ -1277,7 +1279,7 @@ TEST_CASE("the decoder interns the four Kernel-Process starts of the Windows 7 t
   } sink;
   Catalog catalog;
   EtwDecoder decoder(catalog, sink);
-  EtlReader reader(fixtures + "/tx-process-win7.etl");
+  EtlReader reader(windows7_trace());
   std::map<std::uint32_t, std::int64_t> start_record_pids;
   reader.for_each([&](const RawRecord& record) {
     if (record.provider == known_guid::kernel_process && record.event_id == 1 && record.version == 0) {

@@ -66,8 +66,7 @@ timeout_seconds=10
 
 fixtures=${ETWAUDIT_ETL_FIXTURES:-$PWD/../shared/fixtures/etl}
 if [[ " ${targets[*]} " =~ " etl_reader "|" xpress " ]] && ! compgen -G "$fixtures/*.etl" >/dev/null; then
-  echo "fuzz: no .etl files in $fixtures (set ETWAUDIT_ETL_FIXTURES)" >&2
-  exit 1
+  echo "fuzz: no .etl files in $fixtures (set ETWAUDIT_ETL_FIXTURES): etl_reader and xpress start from their corpus alone" >&2
 fi
 
 # --- Debian packages: only what is missing, one apt-get update -------------
