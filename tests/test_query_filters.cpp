@@ -52,7 +52,7 @@ TEST_CASE("the query connection reads and refuses everything else, saying what",
   ReportFixture fixture;
   auto& db = fixture.db();
   CHECK(run_sql(db, "SELECT count(*) FROM events", {}).rows[0][0].text == "12");
-  CHECK(run_sql(db, "PRAGMA table_info(events)", {}).rows.size() == 10);
+  CHECK(run_sql(db, "PRAGMA table_info(events)", {}).rows.size() == 11);
   CHECK(run_sql(db, "PRAGMA user_version", {}).rows[0][0].text == std::to_string(program_schema_version()));
   CHECK(refusal(db, "DELETE FROM events") == "queries may only read the database: DELETE from 'events' is refused");
   CHECK(refusal(db, "INSERT INTO ops VALUES (99, 'x', 'y')") ==

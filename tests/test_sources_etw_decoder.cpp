@@ -193,6 +193,11 @@ std::vector<std::uint8_t> operation_end(std::size_t p, const Io& io) {
   return PayloadBuilder(p).pointer(io.irp).pointer(io.size).u32(0).bytes;
 }
 
+// FileIo_OpEnd with a given IRP, ExtraInfo and NtStatus.
+std::vector<std::uint8_t> op_end(std::size_t p, std::uint64_t irp, std::uint64_t extra_info, std::uint32_t status) {
+  return PayloadBuilder(p).pointer(irp).pointer(extra_info).u32(status).bytes;
+}
+
 // FileIo_Name (0/32/35/36), Kernel-File NameCreate/NameDelete (10/11): the key, then the name.
 std::vector<std::uint8_t> name_event(std::size_t p, std::uint64_t key, std::u16string_view name) {
   return PayloadBuilder(p).pointer(key).utf16(name).bytes;
@@ -968,6 +973,73 @@ TEST_CASE("operations that say nothing about file contents are counted, not deli
   CHECK(h.stats().counted_only == 22);
   CHECK(h.stats().malformed == 0);
   CHECK(h.stats().unknown == 0);
+}
+
+TEST_CASE("with OperationEnd in the trace, operations carry their status, the bytes moved and created or opened",
+          "[etw]") {
+  const std::size_t p = GENERATE(4, 8);
+  CAPTURE(p);
+  Harness h;
+  Io io = on_file_a(p);
+  io.name = notes;
+  const Header at{4242, 4251, base_time};
+  auto with_irp = [&](std::uint64_t irp) {
+    Io copy = io;
+    copy.irp = irp;
+    return copy;
+  };
+  // Before any OperationEnd: delivered at once, as a trace without them needs.
+  h.decode(classic(known_guid::file_io, 64, 3, p, create(p, Layout::thread_u32, with_irp(0x100)), at));
+  REQUIRE(h.events.size() == 1);
+  h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x100, 1, 0)));  // FILE_OPENED: nothing more
+
+  // From now on each waits for its end.
+  h.decode(classic(known_guid::file_io, 64, 3, p, create(p, Layout::thread_u32, with_irp(0x200)), at));
+  h.decode(classic(known_guid::file_io, 64, 3, p, create(p, Layout::thread_u32, with_irp(0x300)), at));
+  io.offset = 0;
+  io.size = 65536;  // asked for 64 KiB of a 100-byte file
+  h.decode(classic(known_guid::file_io, 67, 3, p, read_write(p, Layout::thread_u32, with_irp(0x400)), at));
+  h.decode(classic(known_guid::file_io, 68, 3, p, read_write(p, Layout::thread_u32, with_irp(0x500)), at));
+  CHECK(h.events.size() == 1);
+  h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x400, 100, 0)));           // read 100 bytes
+  h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x300, 0, 0xC0000034)));    // name not found
+  h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x200, 2, 0)));             // FILE_CREATED
+  h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x999, 0, 0)));             // nothing held
+  REQUIRE(h.events.size() == 4);
+  CHECK(h.events[1].op == Op::read);
+  CHECK(h.events[1].size == 100);
+  CHECK(h.events[1].status == 0);
+  CHECK(h.events[2].op == Op::open);  // a failed open stays an open, marked
+  CHECK(h.events[2].status == 0xC0000034);
+  CHECK(h.events[3].op == Op::create);
+  CHECK(h.path(h.events[3]) == notes_utf8);
+  // The write never completes: the end of the trace delivers it as it was.
+  h.decoder.flush();
+  REQUIRE(h.events.size() == 5);
+  CHECK(h.events[4].op == Op::write);
+  CHECK(h.events[4].size == 65536);
+  CHECK(h.stats().completed == 3);
+  CHECK(h.stats().failed_operations == 1);
+  CHECK(h.stats().never_completed == 1);
+  CHECK(h.stats().delivered == 5);
+}
+
+TEST_CASE("operations waiting for their OperationEnd are bounded, and a reused IRP delivers the old one", "[etw]") {
+  Harness h;
+  Io io = on_file_a(8);
+  io.size = 10;
+  h.decode(classic(known_guid::file_io, 76, 3, 8, op_end(8, 1, 0, 0)));
+  for (std::uint64_t i = 0; i < EtwDecoder::held_capacity + 10; ++i) {
+    io.irp = 0x1000 + i;
+    h.decode(classic(known_guid::file_io, 67, 3, 8, read_write(8, Layout::thread_u32, io), {4242, 4251, base_time}));
+  }
+  CHECK(h.events.size() == 10);  // the oldest went as they were
+  io.irp = 0x1000 + EtwDecoder::held_capacity + 9;  // in use: its first operation never ended
+  h.decode(classic(known_guid::file_io, 67, 3, 8, read_write(8, Layout::thread_u32, io), {4242, 4251, base_time}));
+  CHECK(h.events.size() == 11);
+  CHECK(h.stats().never_completed == 11);
+  h.decoder.flush();
+  CHECK(h.events.size() == EtwDecoder::held_capacity + 11);
 }
 
 TEST_CASE("unknown providers, events and versions are counted and never decoded", "[etw]") {

@@ -93,3 +93,17 @@ TEST_CASE("an event without a size is not merged with sized ones, so byte totals
   CHECK(rows[0].count == 2);
   CHECK(rows[1].size == -1);
 }
+
+TEST_CASE("a failed operation is never merged with successful ones of the same kind", "[coalescer]") {
+  Coalescer coalescer(100ms);
+  std::vector<FileEvent> batch{io(0, Op::open, 1, -1, -1), io(1 * ms, Op::open, 1, -1, -1), io(2 * ms, Op::open, 1, -1, -1)};
+  batch[1].status = 0xC0000034;  // STATUS_OBJECT_NAME_NOT_FOUND
+  std::vector<FileEvent> rows;
+  coalescer.add(batch, rows);
+  coalescer.flush(rows);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].count == 2);
+  CHECK(rows[0].status == 0);
+  CHECK(rows[1].count == 1);
+  CHECK(rows[1].status == 0xC0000034);
+}

@@ -98,6 +98,17 @@ TEST_CASE("a batch is written in time order whatever order it arrived in", "[wri
   CHECK(f.count("SELECT count(*) FROM events WHERE ts IS NOT NULL") == 0);
 }
 
+TEST_CASE("a failed operation is stored with its status, which v_events shows", "[writer]") {
+  Fixture f;
+  FileEvent failed = f.event(t0 + 1, Op::open, "C:\\missing.txt");
+  failed.status = 0xC0000034;
+  f.write({f.event(t0, Op::open, "C:\\x"), failed});
+  CHECK(f.count("SELECT count(*) FROM events WHERE status IS NULL") == 1);
+  CHECK(f.count("SELECT status FROM events WHERE status IS NOT NULL") == 0xC0000034);
+  CHECK(f.db().execAndGet("SELECT status FROM v_events WHERE path = 'C:\\missing.txt'").getString() == "0xC0000034");
+  CHECK(f.db().execAndGet("SELECT status IS NULL FROM v_events WHERE path = 'C:\\x'").getInt() == 1);
+}
+
 TEST_CASE("paths and processes are stored once, across batches and runs", "[writer]") {
   Fixture f;
   f.write({f.event(t0, Op::read, "C:\\x"), f.event(t0 + 1, Op::read, "C:\\x")});

@@ -52,6 +52,9 @@ void print_summary(std::ostream& out, const std::string& file, const CollectionR
       << "  written " << with_thousands(stats.written) << " events; named " << with_thousands(resolved) << " ("
       << percent(resolved, stats.written) << "); lost by the logger " << with_thousands(stats.lost)
       << "; bad input " << with_thousands(stats.bad_input) << "\n";
+  if (decoded.completed + decoded.never_completed > 0)
+    out << "  operations with their end (status, bytes moved) " << with_thousands(decoded.completed) << ", of which failed "
+        << with_thousands(decoded.failed_operations) << "; without it " << with_thousands(decoded.never_completed) << "\n";
   const auto& skipped = source.skipped_kinds();
   if (skipped.empty()) return;
   std::vector<std::pair<std::uint64_t, std::string>> kinds;

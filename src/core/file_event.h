@@ -53,7 +53,13 @@ struct FileEvent {
   std::uint32_t path = 0;        // Catalog path id
   std::uint32_t tid = 0;         // thread id; 0 when unknown
   std::uint32_t count = 1;       // events this stands for
+  std::uint32_t status = 0;      // Windows: the NTSTATUS of an operation that failed (an error); else 0
   Op op = Op::read;              // what happened
 };
+
+// Whether an NTSTATUS is an error (severity 3, 0xC0000000 and above).
+constexpr bool is_ntstatus_error(std::uint32_t status) {
+  return status >= 0xC0000000u;
+}
 
 }  // namespace etwaudit

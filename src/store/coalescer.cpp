@@ -6,14 +6,14 @@ namespace etwaudit {
 
 std::size_t Coalescer::KeyHash::operator()(const Key& key) const noexcept {
   std::uint64_t h = (static_cast<std::uint64_t>(key.process) << 32 | key.path) * 0x9E3779B97F4A7C15ull;
-  h ^= (static_cast<std::uint64_t>(key.op) << 1 | key.sized) + (h >> 29);
+  h ^= (static_cast<std::uint64_t>(key.status) << 9 | static_cast<std::uint64_t>(key.op) << 1 | key.sized) + (h >> 29);
   return static_cast<std::size_t>(h);
 }
 
 void Coalescer::close_before(std::int64_t time, std::vector<FileEvent>& ready) {
   while (!m_open.empty() && m_open.front().time < time) {
     const FileEvent& group = m_open.front();
-    const Key key{group.process, group.path, group.op, group.size >= 0};
+    const Key key{group.process, group.path, group.op, group.size >= 0, group.status};
     auto found = m_index.find(key);
     if (found != m_index.end() && found->second == m_first_index) m_index.erase(found);
     m_held_events -= group.count;
@@ -33,7 +33,7 @@ void Coalescer::add(std::vector<FileEvent>& batch, std::vector<FileEvent>& ready
     }
     m_newest = std::max(m_newest, event.time);
     close_before(m_newest - m_window, ready);
-    const Key key{event.process, event.path, event.op, event.size >= 0};
+    const Key key{event.process, event.path, event.op, event.size >= 0, event.status};
     auto [found, inserted] = m_index.try_emplace(key, m_first_index + m_open.size());
     m_held_events += event.count;
     if (inserted) {

@@ -45,6 +45,7 @@ class Coalescer {
     std::uint32_t path;
     Op op;
     bool sized;  // size known
+    std::uint32_t status;  // a failed operation never joins a successful one
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {

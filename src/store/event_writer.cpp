@@ -64,9 +64,11 @@ std::string activity_merge_sql() {
 
 // INSERT of `rows` events in one statement: one statement execution per row
 // would spend more time starting and finishing the statement than inserting.
+constexpr int event_columns = 11;
 std::string event_insert_sql(int rows) {
-  std::string sql = "INSERT INTO events (id, ts, process_id, tid, op, file_id, offset, size, count, end_offset) VALUES ";
-  for (int i = 0; i < rows; ++i) sql += i ? ", (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" : "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+  std::string sql =
+      "INSERT INTO events (id, ts, process_id, tid, op, file_id, offset, size, count, end_offset, status) VALUES ";
+  for (int i = 0; i < rows; ++i) sql += i ? ", (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" : "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
   return sql;
 }
 
@@ -328,7 +330,7 @@ void EventWriter::insert_pending() {
     for (int row = 0; row < rows; ++row) {
       const EventRow& pending = m_pending[start + row];
       const FileEvent& event = *pending.event;
-      const int base = row * 10;
+      const int base = row * event_columns;
       insert.bind(base + 1, pending.id);
       bind_optional(insert, base + 2, event.time, pending.id != event.time);
       insert.bind(base + 3, pending.process_id);
@@ -342,6 +344,7 @@ void EventWriter::insert_pending() {
       bind_optional(insert, base + 10, event.end_offset,
                     event.end_offset >= 0 && !(event.offset >= 0 && event.size >= 0 &&
                                                event.end_offset == event.offset + event.size));
+      bind_optional(insert, base + 11, event.status, event.status != 0);
     }
     insert.exec();
     insert.reset();

@@ -42,6 +42,7 @@ void EtlSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats& 
         m_bytes_done.store(reader.buffer_offset(), std::memory_order_relaxed);
       }
     }
+    if (!m_stop && !m_queue_closed) decoder.flush();  // operations whose OperationEnd the trace lacks
     m_records_done = records;
     m_bytes_done = m_bytes_total.load();
     m_reader_counters = reader.counters();

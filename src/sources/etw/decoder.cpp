@@ -287,14 +287,56 @@ void EtwDecoder::decode_file_io(const RawRecord& record) {
 }
 
 void EtwDecoder::count_operation_end(const RawRecord& record) {
-  // Irp, ExtraInfo, NtStatus: only checked and counted.
+  // Irp, ExtraInfo, NtStatus.
   const Payload payload(record);
-  if (!payload.has(0, 2 * payload.pointer_size() + 4)) {
+  std::uint64_t irp = 0, extra_info = 0;
+  std::uint32_t status = 0;
+  const std::size_t pointer = payload.pointer_size();
+  if (!payload.pointer(0, irp) || !payload.pointer(pointer, extra_info) || !payload.u32(2 * pointer, status)) {
     ++m_stats.malformed;
     return;
   }
   ++m_stats.file_events;
   ++m_stats.counted_only;
+  // Kernel-File's OperationEnd (24) completes Kernel-File operations, which are never held.
+  if (record.provider != known_guid::file_io) return;
+  m_op_ends_seen = true;
+  complete(irp, extra_info, status);
+}
+
+void EtwDecoder::complete(std::uint64_t irp, std::uint64_t extra_info, std::uint32_t status) {
+  const auto found = m_held.find(irp);
+  if (found == m_held.end()) return;  // an operation not held (Cleanup, Close, ...) or seen before the first OpEnd
+  FileEvent event = found->second.event;
+  m_held.erase(found);
+  ++m_stats.completed;
+  if (is_ntstatus_error(status)) {
+    event.status = status;
+    ++m_stats.failed_operations;
+  }
+  // ExtraInfo: the bytes moved by a read or write; for a Create, what it did
+  // to the file (FILE_CREATED = 2: a new file).
+  constexpr std::uint64_t file_created = 2;
+  if (event.op == Op::read || event.op == Op::write)
+    event.size = static_cast<std::int64_t>(std::min<std::uint64_t>(extra_info, INT64_MAX));
+  else if (event.op == Op::open && !event.status && extra_info == file_created)
+    event.op = Op::create;
+  emit(event);
+}
+
+void EtwDecoder::flush() noexcept {
+  try {
+    for (const auto& [irp, sequence] : m_held_order) {
+      const auto found = m_held.find(irp);
+      if (found == m_held.end() || found->second.sequence != sequence) continue;
+      ++m_stats.never_completed;
+      emit(found->second.event);
+    }
+  } catch (...) {
+    ++m_stats.failed;
+  }
+  m_held.clear();
+  m_held_order.clear();
 }
 
 void EtwDecoder::decode_kernel_file(const RawRecord& record) {
@@ -424,6 +466,11 @@ void EtwDecoder::decode_operation(const RawRecord& record, const FileLayout& lay
 
   ++m_stats.file_events;
   const std::uint32_t thread = fields.thread != 0 ? fields.thread : record.tid;
+  // The operations whose OperationEnd says something worth waiting for.
+  const bool held = record.provider == known_guid::file_io &&
+                    (op == Op::open || op == Op::read || op == Op::write || op == Op::set_info || op == Op::remove ||
+                     op == Op::rename);
+  const std::uint64_t irp = held ? fields.irp : 0;
   switch (action) {
     case Action::count_only:
       ++m_stats.counted_only;
@@ -437,7 +484,7 @@ void EtwDecoder::decode_operation(const RawRecord& record, const FileLayout& lay
       m_catalog.resolve_file_key(fields.file_object, m_text);
       const std::uint32_t path = m_catalog.intern_path(m_text);
       m_object_names.set(fields.file_object, path);
-      deliver(record, op, path, thread, -1, -1);
+      deliver(record, op, path, thread, -1, -1, irp);
       return;
     }
     case Action::close: {
@@ -474,7 +521,8 @@ void EtwDecoder::decode_operation(const RawRecord& record, const FileLayout& lay
   }
   const std::uint32_t path = file_path(fields.file_key, fields.file_object);
   const bool sized = layout.byte_offset;
-  deliver(record, op, path, thread, sized ? fields.byte_offset : -1, sized ? std::int64_t{fields.numbers[0]} : -1);
+  deliver(record, op, path, thread, sized ? fields.byte_offset : -1, sized ? std::int64_t{fields.numbers[0]} : -1,
+          irp);
 }
 
 void EtwDecoder::decode_disk_io(const RawRecord& record) {
@@ -751,7 +799,7 @@ std::uint32_t EtwDecoder::event_process(std::uint32_t pid, std::uint32_t thread,
 }
 
 void EtwDecoder::deliver(const RawRecord& record, Op op, std::uint32_t path, std::uint32_t thread, std::int64_t offset,
-                         std::int64_t size) {
+                         std::int64_t size, std::uint64_t irp) {
   FileEvent event;
   event.time = record.time;
   event.op = op;
@@ -760,6 +808,32 @@ void EtwDecoder::deliver(const RawRecord& record, Op op, std::uint32_t path, std
   event.tid = thread == RawRecord::unknown_id ? 0 : thread;
   event.offset = offset;
   event.size = size;
+  if (irp == 0 || !m_op_ends_seen) {
+    emit(event);
+    return;
+  }
+  // An IRP is reused once its operation is done: one still held never got its end.
+  if (const auto found = m_held.find(irp); found != m_held.end()) {
+    ++m_stats.never_completed;
+    emit(found->second.event);
+    m_held.erase(found);
+  }
+  m_held[irp] = Held{event, ++m_held_sequence};
+  m_held_order.emplace_back(irp, m_held_sequence);
+  // Bounded: the oldest waiting goes as it is. The order queue also holds
+  // entries of completed operations; they are skipped here.
+  while (m_held.size() > held_capacity || (m_held_order.size() > 2 * held_capacity && !m_held_order.empty())) {
+    const auto [oldest, sequence] = m_held_order.front();
+    m_held_order.pop_front();
+    const auto found = m_held.find(oldest);
+    if (found == m_held.end() || found->second.sequence != sequence) continue;
+    ++m_stats.never_completed;
+    emit(found->second.event);
+    m_held.erase(found);
+  }
+}
+
+void EtwDecoder::emit(const FileEvent& event) {
   ++m_stats.delivered;
   m_sink.deliver(event);
 }

@@ -77,8 +77,11 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 
 #include "core/catalog.h"
 #include "core/file_event.h"
@@ -110,6 +113,9 @@ struct DecoderStats {
   std::uint64_t malformed = 0;      // records of a known kind with a short or broken payload
   std::uint64_t unresolved = 0;     // delivered events whose file name was not known when delivered
   std::uint64_t system_assumed = 0; // events without a process id whose thread no event or lookup placed: System (4)
+  std::uint64_t completed = 0;      // FileIo operations held until their OperationEnd gave status and actual bytes
+  std::uint64_t failed_operations = 0;  // of which failed (an NTSTATUS error)
+  std::uint64_t never_completed = 0;// held operations delivered without their OperationEnd (table full, IRP reused, end)
   std::uint64_t failed = 0;         // records abandoned because memory ran out or the sink threw
 };
 
@@ -143,7 +149,17 @@ class EtwDecoder {
 
   // Decodes one record: updates the name, thread and process tables and
   // delivers at most one FileEvent. Never throws.
+  //
+  // Once a trace has shown a FileIo OperationEnd (the session has
+  // EVENT_TRACE_FLAG_FILE_IO), Create, Read, Write, SetInfo, Delete and Rename
+  // are held until the OperationEnd of their IRP: it gives the NTSTATUS (a
+  // failed operation is delivered with it), the bytes a read or write really
+  // moved, and whether a Create created the file. At most held_capacity wait;
+  // the oldest then goes as it was.
   void decode(const RawRecord& record) noexcept;
+  // Delivers what is still held (the end of a trace or of a session).
+  void flush() noexcept;
+  static constexpr std::size_t held_capacity = 65536;
 
   const DecoderStats& stats() const { return m_stats; }
 
@@ -194,9 +210,20 @@ class EtwDecoder {
   // True when this delete/rename was already delivered by its partner event;
   // otherwise remembers it.
   bool fold_into_partner(std::uint64_t irp, std::uint64_t file_object, Op op, bool from_path_event);
-  // Hands the sink one event of record; offset and size -1 when it has none.
+  // Hands the sink one event of record (offset and size -1 when it has
+  // none), or holds it under irp for its OperationEnd.
   void deliver(const RawRecord& record, Op op, std::uint32_t path, std::uint32_t thread, std::int64_t offset,
-               std::int64_t size);
+               std::int64_t size, std::uint64_t irp = 0);
+  // Completes the held operation of an OperationEnd, if there is one.
+  void complete(std::uint64_t irp, std::uint64_t extra_info, std::uint32_t status);
+  // Hands the sink an event.
+  void emit(const FileEvent& event);
+
+  // An operation waiting for its OperationEnd.
+  struct Held {
+    FileEvent event;
+    std::uint64_t sequence = 0;  // its place in m_held_order
+  };
 
   Catalog& m_catalog;                          // where names and processes are interned
   FileEventSink& m_sink;                       // where events go
@@ -212,6 +239,10 @@ class EtwDecoder {
   ProcessInfo m_looked_up;                     // scratch: the ProcessLookup's answer
   std::array<RecentOperation, 16> m_recent{};  // recent deletes and renames, a ring
   std::size_t m_recent_next = 0;               // where the next one goes in m_recent
+  bool m_op_ends_seen = false;                 // the trace has FileIo OperationEnd events: hold operations
+  std::unordered_map<std::uint64_t, Held> m_held;  // IRP -> operation waiting for its OperationEnd
+  std::deque<std::pair<std::uint64_t, std::uint64_t>> m_held_order;  // (IRP, sequence), oldest first
+  std::uint64_t m_held_sequence = 0;
 };
 
 }  // namespace etwaudit

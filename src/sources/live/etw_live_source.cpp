@@ -128,6 +128,7 @@ void EtwLiveSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSta
   }
   m_session->close_consumer();
   consumer.join();
+  pipeline.flush();
   update_lost(stats, m_session->final_counters());
   m_pipeline = nullptr;
 

@@ -50,6 +50,8 @@ class EtwEventPipeline final : public EtwRecordHandler, private FileEventSink {
                    ProcessLookup* processes = nullptr);
 
   void on_record(const RawRecord& record) noexcept override;
+  // Once no more records arrive: delivers the operations still waiting for their OperationEnd.
+  void flush() noexcept { m_decoder.flush(); }
 
   // Any thread: RTLostEvent/RTLostBuffer/RTLostFile markers seen so far.
   std::uint64_t lost_markers() const { return m_lost_markers.load(std::memory_order_relaxed); }

@@ -111,8 +111,9 @@ EtwSession::EtwSession(EtwSessionOptions options) : m_options(std::move(options)
   // receives kernel events.
   m_nt_kernel_logger = !windows_version().at_least(6, 2);
   m_name = m_nt_kernel_logger ? std::wstring(KERNEL_LOGGER_NAMEW) : m_options.name;
+  // FILE_IO adds the OperationEnd of each operation: its status and the bytes it moved.
   m_enable_flags = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_DISK_IO |
-                   EVENT_TRACE_FLAG_DISK_FILE_IO | EVENT_TRACE_FLAG_FILE_IO_INIT;
+                   EVENT_TRACE_FLAG_DISK_FILE_IO | EVENT_TRACE_FLAG_FILE_IO_INIT | EVENT_TRACE_FLAG_FILE_IO;
   // Windows 7's kernel logger knows neither NO_SYSCONFIG nor buffers above 1 MB.
   if (m_nt_kernel_logger)
     m_options.buffer_size_kb = std::min(m_options.buffer_size_kb, 1024u);

@@ -7,9 +7,11 @@
 // from another tool; on Windows 7 that logger is the only way to kernel file
 // events and is used instead. Kernel flags: file I/O start events
 // (FILE_IO_INIT: Create, Read, Write, Cleanup, Close, SetInfo, Delete,
-// Rename, Flush), file names (DISK_FILE_IO, which needs DISK_IO), process and
-// thread events; the names of files opened before the start come from the
-// kernel rundown provider, enabled once the session runs. A session of our own name left by a run that was killed
+// Rename, Flush) and their ends (FILE_IO: OperationEnd, with the status and
+// the bytes moved), file names (DISK_FILE_IO, which needs DISK_IO), process
+// and thread events; the names of files opened before the start come from
+// the kernel rundown provider, enabled once the session runs. A session of
+// our own name left by a run that was killed
 // (ERROR_ALREADY_EXISTS) is stopped and started again; any other session is
 // never touched. Whether a session of our name is stale or belongs to a
 // collector that still runs, a named mutex tells: each collector holds
