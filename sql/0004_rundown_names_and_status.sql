@@ -1,5 +1,5 @@
 -- Schema v4: how many file names a run learned from a file-name rundown,
--- and the status of operations that failed.
+-- the status of operations that failed, and who ran each process.
 --
 -- The kernel names the files that are already open when a session starts
 -- only in a rundown (FileIo FileRundown events): at the start, when the
@@ -29,6 +29,12 @@ FROM collector_runs;
 -- bytes (size 0); a failed open stays an open.
 ALTER TABLE events ADD COLUMN status INTEGER;
 
+-- Who: the parent's pid and the account of a process, where the source says
+-- (Windows: the kernel's Process events; user is DOMAIN\user, or the SID
+-- when no name is known, e.g. on another machine than the trace's).
+ALTER TABLE processes ADD COLUMN parent_pid INTEGER;
+ALTER TABLE processes ADD COLUMN user TEXT;
+
 DROP VIEW v_events;
 CREATE VIEW v_events AS
 SELECT
@@ -36,6 +42,7 @@ SELECT
     || printf('.%07dZ', (t.time % 1000000000) / 100) AS time,
   p.pid          AS pid,
   p.image        AS process,
+  p.user         AS user,
   o.name         AS op,
   f.name         AS path,
   t.offset       AS offset,

@@ -218,7 +218,7 @@ enum class Sid { present, absent_in_4_bytes, absent_in_a_pointer };
 // Process_TypeGroup1 v3 / v4 (1-4).
 std::vector<std::uint8_t> process_event(std::size_t p, int version, std::uint32_t pid, std::string_view image,
                                         std::u16string_view command_line, Sid sid = Sid::present,
-                                        std::uint8_t sub_authorities = 5) {
+                                        std::uint8_t sub_authorities = 5, std::uint32_t first_sub_authority = 21) {
   PayloadBuilder b(p);
   b.pointer(0xFFFFFA8001234560).u32(pid).u32(600).u32(1).u32(0).pointer(0x1ab000);
   if (version == 4) b.u32(0);  // Flags
@@ -226,7 +226,7 @@ std::vector<std::uint8_t> process_event(std::size_t p, int version, std::uint32_
     case Sid::present:
       b.pointer(0xFFFFF8A001ED2B50).pointer(0);  // TOKEN_USER: two pointers' worth
       b.u8(1).u8(sub_authorities).u8(0).u8(0).u8(0).u8(0).u8(0).u8(5);
-      for (std::uint8_t i = 0; i < sub_authorities; ++i) b.u32(21 + i);
+      for (std::uint8_t i = 0; i < sub_authorities; ++i) b.u32(first_sub_authority + i);
       break;
     case Sid::absent_in_4_bytes:
       b.u32(0);
@@ -761,6 +761,30 @@ TEST_CASE("kernel Process events of v3 and v4 give image and command line, with 
   CHECK(info.start_time == 0);  // a rundown does not say when the process started
   CHECK(info.image == "SearchIndexer.exe");
   CHECK(info.command_line == "C:\\Windows\\system32\\SearchIndexer.exe /Embedding");
+  CHECK(info.parent_pid == 600);
+  // The account: the SID, as nothing here knows its name.
+  CHECK(info.user == (sid != Sid::present ? "" : sub_authorities == 1 ? "S-1-5-21" : "S-1-5-21-22-23-24-25"));
+}
+
+TEST_CASE("a process's account is named for the well-known SIDs and by a live lookup for the others", "[etw]") {
+  Harness h;
+  struct Accounts : ProcessLookup {
+    bool lookup(std::uint32_t, ProcessInfo&) noexcept override { return false; }
+    std::uint32_t process_of_thread(std::uint32_t) noexcept override { return 0; }
+    std::string account_name(const std::string& sid) noexcept override {
+      return sid == "S-1-5-999-1000-1001-1002-1003" ? "WORKSTATION\\ada" : "";
+    }
+  } accounts;
+  h.decoder.set_process_lookup(&accounts);
+  h.decode(classic(known_guid::process, 3, 3, 8, process_event(8, 3, 4, "System", u"", Sid::present, 1, 18)));
+  h.decode(classic(known_guid::process, 3, 3, 8, process_event(8, 3, 900, "svchost.exe", u"", Sid::present, 1, 20)));
+  h.decode(classic(known_guid::process, 3, 3, 8, process_event(8, 3, 901, "word.exe", u"", Sid::present, 5, 999)));
+  h.decode(classic(known_guid::process, 3, 3, 8, process_event(8, 3, 902, "other.exe", u"", Sid::present, 2, 7)));
+  REQUIRE(h.catalog.process_count() == 5);
+  CHECK(h.catalog.process(1).user == "NT AUTHORITY\\SYSTEM");
+  CHECK(h.catalog.process(2).user == "NT AUTHORITY\\NETWORK SERVICE");
+  CHECK(h.catalog.process(3).user == "WORKSTATION\\ada");
+  CHECK(h.catalog.process(4).user == "S-1-5-7-8");
 }
 
 TEST_CASE("a process Start makes a reused pid another process and its file events follow", "[etw]") {
@@ -817,8 +841,8 @@ TEST_CASE("a live source names the processes the trace lost, unless the pid now 
   Harness h;
   FakeProcessLookup system;
   h.decoder.set_process_lookup(&system);
-  system.running[700] = {700, base_time - 60'000'000'000, "C:\\Program Files\\Tool\\tool.exe", "tool.exe --sync"};
-  system.running[701] = {701, base_time + 1, "C:\\Windows\\System32\\cmd.exe", "cmd"};  // created after the event
+  system.running[700] = {700, base_time - 60'000'000'000, "C:\\Program Files\\Tool\\tool.exe", "tool.exe --sync", 0, {}};
+  system.running[701] = {701, base_time + 1, "C:\\Windows\\System32\\cmd.exe", "cmd", 0, {}};  // created after the event
   Io io;
   io.file_key = file_key_a;
   for (std::uint32_t pid : {700u, 700u, 701u, 702u, 4u, unknown_id})
@@ -861,10 +885,10 @@ TEST_CASE("a live source completes rundown and Start processes with the full ima
   h.decoder.set_process_lookup(&system);
   const std::int64_t created = base_time - 3'600'000'000'000;
   // ImageFileName keeps the first 15 bytes of the file name, in any case.
-  system.running[800] = {800, created, "C:\\Program Files\\Microsoft Office\\root\\Office16\\WINWORD.EXE", ""};
-  system.running[801] = {801, created, "C:\\Windows\\explorer.exe", ""};  // pid reused by another program
-  system.running[802] = {802, base_time + 5, "C:\\Tools\\build-helper.exe", ""};
-  system.running[803] = {803, base_time + 5, "C:\\Tools\\late.exe", ""};
+  system.running[800] = {800, created, "C:\\Program Files\\Microsoft Office\\root\\Office16\\WINWORD.EXE", "", 0, {}};
+  system.running[801] = {801, created, "C:\\Windows\\explorer.exe", "", 0, {}};  // pid reused by another program
+  system.running[802] = {802, base_time + 5, "C:\\Tools\\build-helper.exe", "", 0, {}};
+  system.running[803] = {803, base_time + 5, "C:\\Tools\\late.exe", "", 0, {}};
   h.decode(classic(known_guid::process, 3, 4, p, process_event(p, 4, 800, "WINWORD.EXE", u"\"WINWORD.EXE\" /n")));
   h.decode(classic(known_guid::process, 3, 4, p, process_event(p, 4, 801, "notepad.exe", u"notepad")));
   // A Start: image from the system, start time from the event.

@@ -109,6 +109,22 @@ TEST_CASE("a failed operation is stored with its status, which v_events shows", 
   CHECK(f.db().execAndGet("SELECT status IS NULL FROM v_events WHERE path = 'C:\\x'").getInt() == 1);
 }
 
+TEST_CASE("a process's parent and account are stored, and v_events shows the account", "[writer]") {
+  Fixture f;
+  ProcessInfo word;
+  word.pid = 901;
+  word.image = "C:\\Office\\WINWORD.EXE";
+  word.parent_pid = 600;
+  word.user = "WORKSTATION\\ada";
+  FileEvent event = f.event(t0, Op::write, "C:\\report.docx");
+  event.process = f.catalog.intern_process(word);
+  f.write({event, f.event(t0 + 1, Op::read, "C:\\x")});
+  CHECK(f.count("SELECT parent_pid FROM processes WHERE pid = 901") == 600);
+  CHECK(f.db().execAndGet("SELECT user FROM v_events WHERE path = 'C:\\report.docx'").getString() ==
+        "WORKSTATION\\ada");
+  CHECK(f.count("SELECT count(*) FROM v_events WHERE user IS NULL") == 1);  // a process nobody named the account of
+}
+
 TEST_CASE("paths and processes are stored once, across batches and runs", "[writer]") {
   Fixture f;
   f.write({f.event(t0, Op::read, "C:\\x"), f.event(t0 + 1, Op::read, "C:\\x")});

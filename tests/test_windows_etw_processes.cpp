@@ -85,3 +85,10 @@ TEST_CASE("a read by a process the session never announced is named by asking Wi
   CHECK(reader.start_time > 0);
   CHECK(pipeline.decoder_stats().looked_up == 1);
 }
+
+TEST_CASE("the account of a SID is looked up once, and an unknown SID has none", "[windows][etw]") {
+  RunningProcesses processes;
+  CHECK(processes.account_name("S-1-5-18").find("SYSTEM") != std::string::npos);
+  CHECK(processes.account_name("S-1-5-21-1-2-3-4242").empty());
+  CHECK(processes.account_name("not a SID").empty());
+}

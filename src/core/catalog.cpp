@@ -54,14 +54,23 @@ void Catalog::forget_file_key(std::uint64_t key) {
 
 std::uint32_t Catalog::intern_process(std::uint32_t pid, std::int64_t start_time, std::string_view image,
                                       std::string_view command_line) {
+  ProcessInfo info;
+  info.pid = pid;
+  info.start_time = start_time;
+  info.image = image;
+  info.command_line = command_line;
+  return intern_process(info);
+}
+
+std::uint32_t Catalog::intern_process(const ProcessInfo& info) {
   m_process_key.clear();
-  m_process_key.append(reinterpret_cast<const char*>(&pid), sizeof pid);
-  m_process_key.append(reinterpret_cast<const char*>(&start_time), sizeof start_time);
-  m_process_key.append(image);
+  m_process_key.append(reinterpret_cast<const char*>(&info.pid), sizeof info.pid);
+  m_process_key.append(reinterpret_cast<const char*>(&info.start_time), sizeof info.start_time);
+  m_process_key.append(info.image);
   if (auto found = m_process_ids.find(m_process_key); found != m_process_ids.end()) return found->second;
   std::lock_guard lock(m_mutex);
   const auto id = static_cast<std::uint32_t>(m_processes.size());
-  m_processes.push_back(ProcessInfo{pid, start_time, std::string(image), std::string(command_line)});
+  m_processes.push_back(info);
   m_process_ids.emplace(m_process_key, id);
   return id;
 }

@@ -31,6 +31,8 @@ struct ProcessInfo {
   std::int64_t start_time = 0;  // ns since epoch; 0 when unknown
   std::string image;            // executable path or name; empty when unknown
   std::string command_line;     // empty when unknown
+  std::uint32_t parent_pid = 0; // 0 when unknown
+  std::string user;             // DOMAIN\user, or the SID (S-1-5-21-...) when no name is known; empty when unknown
 };
 
 // A path entry that was interned by kernel key and has now got its name.
@@ -50,6 +52,8 @@ class Catalog {
   // image agree; the command line of the first sighting is kept.
   std::uint32_t intern_process(std::uint32_t pid, std::int64_t start_time, std::string_view image,
                                std::string_view command_line = {});
+  // The same, keeping the parent and user of the first sighting too.
+  std::uint32_t intern_process(const ProcessInfo& info);
 
   // Source thread only. The id of the current unresolved entry for a kernel
   // FileKey/FileObject value, or a new entry if it has none. Key 0 is no key:

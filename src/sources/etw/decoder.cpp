@@ -1,8 +1,10 @@
 #include "sources/etw/decoder.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <span>
+#include <vector>
 
 #include "core/ascii.h"
 #include "core/time_format.h"
@@ -550,6 +552,34 @@ void EtwDecoder::decode_disk_io(const RawRecord& record) {
           static_cast<std::int64_t>(byte_offset), transfer_size);
 }
 
+namespace {
+// A SID's text form (S-1-5-21-...) from its bytes: revision, count, a 48-bit
+// big-endian authority, count little-endian u32 sub-authorities.
+std::string sid_text(std::span<const std::uint8_t> sid) {
+  if (sid.size() < 8 || sid.size() < 8 + 4 * std::size_t{sid[1]}) return {};
+  std::uint64_t authority = 0;
+  for (int i = 2; i < 8; ++i) authority = authority << 8 | sid[i];
+  char number[32];
+  std::snprintf(number, sizeof number, authority >> 32 ? "0x%012llX" : "%llu",
+                static_cast<unsigned long long>(authority));
+  std::string text = "S-" + std::to_string(sid[0]) + "-" + number;
+  for (std::size_t i = 0; i < sid[1]; ++i) {
+    const std::size_t at = 8 + 4 * i;
+    text += "-" + std::to_string(std::uint32_t{sid[at]} | std::uint32_t{sid[at + 1]} << 8 |
+                                 std::uint32_t{sid[at + 2]} << 16 | std::uint32_t{sid[at + 3]} << 24);
+  }
+  return text;
+}
+
+// The accounts every Windows has, named the same everywhere.
+std::string_view well_known_account(std::string_view sid) {
+  if (sid == "S-1-5-18") return "NT AUTHORITY\\SYSTEM";
+  if (sid == "S-1-5-19") return "NT AUTHORITY\\LOCAL SERVICE";
+  if (sid == "S-1-5-20") return "NT AUTHORITY\\NETWORK SERVICE";
+  return {};
+}
+}  // namespace
+
 void EtwDecoder::decode_process(const RawRecord& record) {
   constexpr std::uint8_t start = 1, end = 2, rundown_end = 4;  // 3 is the rundown start (DCStart)
   const std::uint8_t version = record.version;
@@ -571,9 +601,11 @@ void EtwDecoder::decode_process(const RawRecord& record) {
   std::size_t candidate_count = 0;
   std::uint64_t sid_pointer = 0;
   std::uint8_t sub_authorities = 0;
+  bool sid_candidate = false;  // candidates[0] follows a SID
   if (payload.pointer(sid_at, sid_pointer) && sid_pointer != 0 && payload.has(sid_at + 2 * pointer, 8) &&
       payload.u8(sid_at + 2 * pointer + 1, sub_authorities)) {
     candidates[candidate_count++] = sid_at + 2 * pointer + 8 + 4 * std::size_t{sub_authorities};
+    sid_candidate = true;
   }
   if (sid_low == 0) {
     candidates[candidate_count++] = sid_at + 4;
@@ -582,8 +614,9 @@ void EtwDecoder::decode_process(const RawRecord& record) {
   // ImageFileName, CommandLine, and in v4 PackageFullName and ApplicationId,
   // which end the payload.
   std::span<const std::uint8_t> image, command_line;
-  bool found = false;
+  bool found = false, with_sid = false;
   for (std::size_t i = 0; i < candidate_count && !found; ++i) {
+    with_sid = sid_candidate && i == 0;
     std::span<const std::uint8_t> ignored;
     std::size_t at = 0;
     found = payload.ansi(candidates[i], image, at) && payload.utf16(at, command_line, at);
@@ -597,25 +630,34 @@ void EtwDecoder::decode_process(const RawRecord& record) {
     return;
   }
   ++m_stats.processes;
-  m_image.clear();
-  append_utf8_from_ansi(image.data(), image.size(), m_image);
-  m_command_line.clear();
-  append_utf8_from_utf16le(command_line.data(), command_line.size(), m_command_line);
+  ProcessInfo info;
+  info.pid = pid;
+  append_utf8_from_ansi(image.data(), image.size(), info.image);
+  append_utf8_from_utf16le(command_line.data(), command_line.size(), info.command_line);
+  payload.u32(pointer + 4, info.parent_pid);  // ParentId: within what was checked above
+  if (with_sid) {
+    std::vector<std::uint8_t> sid(8 + 4 * std::size_t{sub_authorities});
+    for (std::size_t i = 0; i < sid.size(); ++i) payload.u8(sid_at + 2 * pointer + i, sid[i]);
+    const std::string text = sid_text(sid);
+    info.user = well_known_account(text);
+    if (info.user.empty() && m_process_lookup && !text.empty()) info.user = m_process_lookup->account_name(text);
+    if (info.user.empty()) info.user = text;
+  }
   if (record.opcode == end || record.opcode == rundown_end) {
     // An end names a process only if nothing else has.
     if (m_process_ids.find(pid) != nullptr) return;
-    m_process_ids.set(pid, m_catalog.intern_process(pid, 0, m_image, m_command_line));
+    m_process_ids.set(pid, m_catalog.intern_process(info));
     return;
   }
   // The classic events carry no creation time: a Start happens at its own
   // time, a rundown's start time is unknown unless the system says it.
-  std::int64_t start_time = record.opcode == start ? record.time : 0;
+  info.start_time = record.opcode == start ? record.time : 0;
   const std::int64_t created_by = record.opcode == start ? std::numeric_limits<std::int64_t>::max() : record.time;
-  if (look_up_process(pid, created_by, m_image, m_looked_up)) {
-    if (record.opcode != start) start_time = m_looked_up.start_time;
-    m_image.swap(m_looked_up.image);
+  if (look_up_process(pid, created_by, info.image, m_looked_up)) {
+    if (record.opcode != start) info.start_time = m_looked_up.start_time;
+    info.image.swap(m_looked_up.image);
   }
-  m_process_ids.set(pid, m_catalog.intern_process(pid, start_time, m_image, m_command_line));
+  m_process_ids.set(pid, m_catalog.intern_process(info));
 }
 
 void EtwDecoder::decode_kernel_process(const RawRecord& record) {

@@ -129,6 +129,11 @@ class ProcessLookup {
   virtual bool lookup(std::uint32_t pid, ProcessInfo& info) noexcept = 0;
   // The pid of the process that thread tid belongs to now; 0 when unknown.
   virtual std::uint32_t process_of_thread(std::uint32_t tid) noexcept = 0;
+  // DOMAIN\\user for a SID in text form (S-1-5-21-...); empty when unknown.
+  virtual std::string account_name(const std::string& sid) noexcept {
+    (void)sid;
+    return {};
+  }
 };
 
 // Receives the decoder's events, on the thread that calls decode().

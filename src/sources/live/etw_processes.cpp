@@ -2,6 +2,7 @@
 
 #include <windows.h>
 // clang-format off: winternl.h needs windows.h first.
+#include <sddl.h>
 #include <winternl.h>
 // clang-format on
 
@@ -35,6 +36,26 @@ struct ProcessHandle {
 RunningProcesses::RunningProcesses() : m_image(32768), m_command_line(4096) {
   if (HMODULE ntdll = GetModuleHandleW(L"ntdll.dll"))
     m_query_information_process = reinterpret_cast<void*>(GetProcAddress(ntdll, "NtQueryInformationProcess"));
+}
+
+std::string RunningProcesses::account_name(const std::string& sid) noexcept {
+  try {
+    if (const auto known = m_accounts.find(sid); known != m_accounts.end()) return known->second;
+    std::string name;
+    PSID binary = nullptr;
+    if (ConvertStringSidToSidW(to_wide(sid).c_str(), &binary)) {
+      wchar_t account[256], domain[256];
+      DWORD account_size = 256, domain_size = 256;
+      SID_NAME_USE use;
+      if (LookupAccountSidW(nullptr, binary, account, &account_size, domain, &domain_size, &use))
+        name = to_utf8(std::wstring(domain, domain_size) + L"\\" + std::wstring(account, account_size));
+      LocalFree(binary);
+    }
+    m_accounts.emplace(sid, name);  // an unknown SID is asked once
+    return name;
+  } catch (...) {
+    return {};
+  }
 }
 
 std::uint32_t RunningProcesses::process_of_thread(std::uint32_t tid) noexcept {

@@ -7,10 +7,13 @@
 // (ProcessCommandLineInformation) for its command line. Protected processes,
 // and processes that have gone, cannot be asked (etw-facts.md §3.6). The
 // process of a thread no event placed: OpenThread and GetProcessIdOfThread.
+// The account of a SID: LookupAccountSidW.
 //
 // Used on the ProcessTrace thread only; the decoder asks once per pid.
 
 #include <cstdint>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sources/etw/decoder.h"
@@ -23,11 +26,14 @@ class RunningProcesses final : public ProcessLookup {
   bool lookup(std::uint32_t pid, ProcessInfo& info) noexcept override;
   // OpenThread + GetProcessIdOfThread.
   std::uint32_t process_of_thread(std::uint32_t tid) noexcept override;
+  // LookupAccountSidW, once per SID.
+  std::string account_name(const std::string& sid) noexcept override;
 
  private:
   std::vector<wchar_t> m_image;                 // QueryFullProcessImageNameW's answer
   std::vector<unsigned char> m_command_line;    // NtQueryInformationProcess's answer
   void* m_query_information_process = nullptr;  // ntdll's NtQueryInformationProcess
+  std::unordered_map<std::string, std::string> m_accounts;  // SID -> DOMAIN\\user ("" when unknown)
 };
 
 }  // namespace etwaudit
