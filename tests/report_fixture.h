@@ -2,6 +2,7 @@
 // A small database whose every row was worked out by hand, for report tests.
 //
 // 2026-12-02, run 1 (events 1-8), then run 2 (events 9-12) after a gap:
+// notepad.exe runs as WORKSTATION\ada, WINWORD.EXE as WORKSTATION\bob, cp as nobody known.
 //  #  time      process                  op      file                              offset  size
 //  1  10:00:01  notepad.exe   pid 100    open    C:\Users\ada\notes.txt
 //  2  10:00:02  notepad.exe   pid 100    read    C:\Users\ada\notes.txt            0       100
@@ -38,8 +39,15 @@ class ReportFixture {
       WriteDatabase database(m_path);
       Catalog catalog;
       RunStats stats;
-      const auto notepad = catalog.intern_process(100, 0, "C:\\Windows\\System32\\notepad.exe");
-      const auto word = catalog.intern_process(200, 0, "C:\\Program Files\\Office\\WINWORD.EXE");
+      ProcessInfo notepad_info, word_info;
+      notepad_info.pid = 100;
+      notepad_info.image = "C:\\Windows\\System32\\notepad.exe";
+      notepad_info.user = "WORKSTATION\\ada";
+      word_info.pid = 200;
+      word_info.image = "C:\\Program Files\\Office\\WINWORD.EXE";
+      word_info.user = "WORKSTATION\\bob";
+      const auto notepad = catalog.intern_process(notepad_info);
+      const auto word = catalog.intern_process(word_info);
       const auto cp = catalog.intern_process(300, 0, "/usr/bin/cp");
       const auto notes = catalog.intern_path("C:\\Users\\ada\\notes.txt");
       const auto report = catalog.intern_path("C:\\Users\\ada\\Report, \"Q4\".docx");

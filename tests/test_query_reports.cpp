@@ -110,6 +110,17 @@ TEST_CASE("process-activity shows what a process read and wrote, by image or pid
   CHECK(fixture.rows("process-activity", filters) == Rows{"/usr/bin/cp|300|/home/ada/Notes.txt|0|0|1|10|2"});
 }
 
+TEST_CASE("a --user filter keeps the processes of one account, named with its domain or alone", "[reports]") {
+  ReportFixture fixture;
+  QueryFilters filters;
+  filters.user = "ada";
+  CHECK(fixture.run("summary", filters)[0] == Rows{"read|2|200", "close|1|NULL", "open|1|NULL", "write|1|150"});
+  filters.user = "workstation\\BOB";  // Windows accounts ignore case
+  CHECK(fixture.rows("process-activity", filters).size() == 3);
+  filters.process = "notepad.exe";  // and --process narrows it further: nobody
+  CHECK(fixture.rows("process-activity", filters).empty());
+}
+
 TEST_CASE("a process and a window narrow each other", "[reports]") {
   ReportFixture fixture;
   QueryFilters filters = window("10:00:02", "10:00:11");

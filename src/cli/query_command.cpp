@@ -94,6 +94,8 @@ int query_command(int argc, const char* const* argv) {
       cxxopts::value<std::string>())
     ("path", "only files matching this glob (*.docx, C:\\Users\\*\\notes.txt); Windows paths ignore case",
       cxxopts::value<std::string>())
+    ("user", "only processes of this account: DOMAIN\\user, or user alone; a glob (Windows: where the trace said)",
+      cxxopts::value<std::string>())
     ("op", "only this operation (read, write, open, delete, ...); repeat for several",
       cxxopts::value<std::vector<std::string>>())
     ("limit", "at most this many rows", cxxopts::value<long>())
@@ -129,6 +131,7 @@ int query_command(int argc, const char* const* argv) {
     throw UsageError("--since is after --until: the window is empty");
   if (args.count("process")) filters.process = args["process"].as<std::string>();
   if (args.count("path")) filters.path = args["path"].as<std::string>();
+  if (args.count("user")) filters.user = args["user"].as<std::string>();
   if (args.count("op"))
     for (const auto& name : args["op"].as<std::vector<std::string>>()) filters.ops.push_back(parse_op_argument(name));
   const OutputFormat format = parse_output_format(args["format"].as<std::string>());
@@ -179,6 +182,7 @@ int query_command(int argc, const char* const* argv) {
   }
   if (filters.path) check_glob_argument(args.count("report") ? "path" : "--path", *filters.path);
   if (filters.process) check_glob_argument("--process", *filters.process);
+  if (filters.user) check_glob_argument("--user", *filters.user);
   if (limit) params["limit"] = std::to_string(*limit);
 
   auto db = open_read_only(args["db"].as<std::string>());

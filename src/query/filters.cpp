@@ -240,7 +240,7 @@ std::string ops_with_bytes() {
 // matching events are few and are counted directly.
 std::string windowed_minutes(const QueryFilters& filters) {
   const std::string bytes = "CASE WHEN op IN " + ops_with_bytes() + " THEN bytes END";
-  if (filters.process || filters.path)
+  if (filters.by_process() || filters.path)
     return "windowed_minutes(minute, op, events, bytes) AS (\n"
            "  SELECT minute, op, events, " + bytes + " FROM (\n"
            "    SELECT time - (time % 60000000000 + 60000000000) % 60000000000 AS minute, op, sum(count) AS events,\n"
@@ -280,11 +280,15 @@ Op parse_op_argument(const std::string& value) {
 }
 
 std::string filter_ctes(const QueryFilters& filters) {
-  const std::string picked_processes = "(SELECT process_id FROM processes WHERE process_match(:process, pid, image))";
+  // --user: a glob over the account, as over a path (user alone matches DOMAIN\\user).
+  const std::string picked_processes =
+      std::string("(SELECT process_id FROM processes WHERE 1") +
+      (filters.process ? " AND process_match(:process, pid, image)" : "") +
+      (filters.user ? " AND path_match(:user, user)" : "") + ")";
   const std::string picked_files = "(SELECT file_id FROM files WHERE path_match(:path, coalesce(path, nt_path)))";
   // The same filters on activity rows (a) and on events (e).
   std::string on_activity, on_totals, on_events;
-  if (filters.process) {
+  if (filters.by_process()) {
     on_activity += " AND a.process_id IN " + picked_processes;
     on_totals += " AND h.process_id IN " + picked_processes;
     on_events += " AND e.process_id IN " + picked_processes;
@@ -313,7 +317,7 @@ std::string filter_ctes(const QueryFilters& filters) {
       "  SELECT s.segment_id, s.hour, s.first_id, s.last_id, s.min_time, s.max_time, s.events,\n"
       "         s.min_time >= b.lo AND s.max_time <= b.hi\n"
       "  FROM segments s, bounds b WHERE s.max_time >= b.lo AND s.min_time <= b.hi),\n";
-  if (filters.process || filters.path) {
+  if (filters.by_process() || filters.path) {
     // The id ranges of the matching activity rows, overlapping ones merged, so
     // that each event is read at most once however many rows point at it.
     sql +=
@@ -412,7 +416,7 @@ std::string filter_ctes(const QueryFilters& filters) {
       windowed_minutes(filters) + ",\n";
   // Per operation: without a process or path the minute totals hold them
   // (a few thousand rows a day); with one, the matching activity rows.
-  if (filters.process || filters.path)
+  if (filters.by_process() || filters.path)
     sql += "windowed_op_totals(op, events, bytes) AS (\n" + unpivoted_operations("") + "),\n"
            "windowed_ops(hour, op, events, bytes) AS (\n" + unpivoted_operations("hour") + ")";
   else
@@ -453,6 +457,7 @@ void add_filter_params(const QueryFilters& filters, Params& params) {
   if (filters.since) params["first_hour"] = std::to_string(floor_div(*filters.since, ns_per_hour));
   if (filters.until) params["last_hour"] = std::to_string(floor_div(*filters.until, ns_per_hour));
   if (filters.process) params["process"] = *filters.process;
+  if (filters.user) params["user"] = *filters.user;
   if (filters.path) params["path"] = *filters.path;
 }
 

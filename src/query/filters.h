@@ -52,11 +52,15 @@ struct QueryFilters {
   std::optional<std::int64_t> since;   // ns since epoch, inclusive
   std::optional<std::int64_t> until;   // ns since epoch, inclusive
   std::optional<std::string> process;  // image glob, or a pid
+  std::optional<std::string> user;     // account glob (DOMAIN\\user, or user alone)
   std::optional<std::string> path;     // path glob
   std::vector<Op> ops;                 // empty: every operation
   // The path glob matches many files (see broad_path_files): walk the
   // window's segments instead of each matching file's activity rows.
   bool broad_path = false;
+
+  // A filter on the process row (--process, --user).
+  bool by_process() const { return process || user; }
 };
 
 // A path glob matching more files than this is broad (QueryFilters::broad_path).
