@@ -421,7 +421,7 @@ TEST_CASE("query writes csv, json and jsonl, to a file when asked", "[cli][query
   REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db}).exit_code == 0);
   auto csv = run(dir, {"query", "file-history", "Steuer*", "--format", "csv", "--db", db});
   CHECK(csv.exit_code == 0);
-  CHECK_THAT(csv.out, Catch::StartsWith("time,process,pid,op,path,offset,size,count\r\n") &&
+  CHECK_THAT(csv.out, Catch::StartsWith("time,process,pid,user,op,path,offset,size,count\r\n") &&
                           Catch::Contains(",open,\"C:\\Users\\ada\\Documents\\Steuer, Belege \"\"2025\"\".pdf\",,,1\r\n"));
   const auto output = dir.file("top.json");
   auto json = run(dir, {"query", "top-files", "--limit", "1", "--format", "json", "--output", output, "--db", db});

@@ -70,9 +70,9 @@ TEST_CASE("top-files ranks files by bytes moved", "[reports]") {
 
 TEST_CASE("top-processes ranks processes by bytes moved", "[reports]") {
   ReportFixture fixture;
-  CHECK(fixture.rows("top-processes") == Rows{"C:\\Program Files\\Office\\WINWORD.EXE|200|NULL|10704|1000|0|5|3",
-                                              "C:\\Windows\\System32\\notepad.exe|100|NULL|200|150|0|5|1",
-                                              "/usr/bin/cp|300|NULL|0|10|0|2|1"});
+  CHECK(fixture.rows("top-processes") == Rows{"C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|NULL|10704|1000|0|5|3",
+                                              "C:\\Windows\\System32\\notepad.exe|100|WORKSTATION\\ada|NULL|200|150|0|5|1",
+                                              "/usr/bin/cp|300|NULL|NULL|0|10|0|2|1"});
 }
 
 TEST_CASE("file-history lists who touched a path, in time order", "[reports]") {
@@ -80,9 +80,9 @@ TEST_CASE("file-history lists who touched a path, in time order", "[reports]") {
   QueryFilters docx;
   docx.path = "*.docx";
   CHECK(fixture.rows("file-history", docx) ==
-        Rows{"2026-12-02T10:00:10.0000000Z|C:\\Program Files\\Office\\WINWORD.EXE|200|read|C:\\Users\\ada\\Report, \"Q4\".docx|0|4096|1",
-             "2026-12-02T10:00:11.0000000Z|C:\\Program Files\\Office\\WINWORD.EXE|200|read|C:\\Users\\ada\\Report, \"Q4\".docx|4096|4096|1",
-             "2026-12-02T10:00:12.0000000Z|C:\\Program Files\\Office\\WINWORD.EXE|200|write|C:\\Users\\ada\\Report, \"Q4\".docx|0|1000|1"});
+        Rows{"2026-12-02T10:00:10.0000000Z|C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|read|C:\\Users\\ada\\Report, \"Q4\".docx|0|4096|1",
+             "2026-12-02T10:00:11.0000000Z|C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|read|C:\\Users\\ada\\Report, \"Q4\".docx|4096|4096|1",
+             "2026-12-02T10:00:12.0000000Z|C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|write|C:\\Users\\ada\\Report, \"Q4\".docx|0|1000|1"});
 }
 
 TEST_CASE("paths match without regard to case on Windows and exactly on POSIX", "[reports]") {
@@ -91,7 +91,7 @@ TEST_CASE("paths match without regard to case on Windows and exactly on POSIX", 
   filters.path = "NOTES.TXT";
   auto upper = fixture.rows("file-history", filters);
   CHECK(upper.size() == 5);  // only C:\Users\ada\notes.txt
-  CHECK_THAT(upper.back(), Catch::StartsWith("2026-12-02T11:00:05.0000000Z|C:\\Windows\\System32\\notepad.exe|100|read"));
+  CHECK_THAT(upper.back(), Catch::StartsWith("2026-12-02T11:00:05.0000000Z|C:\\Windows\\System32\\notepad.exe|100|WORKSTATION\\ada|read"));
   filters.path = "Notes.txt";
   CHECK(fixture.rows("file-history", filters).size() == 7);  // and /home/ada/Notes.txt
   filters.path = "c:/users/*/notes.txt";

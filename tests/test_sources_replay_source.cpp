@@ -52,6 +52,17 @@ TEST_CASE("a replay line with every field becomes one event", "[replay]") {
   CHECK(record.event.size == 512);
 }
 
+TEST_CASE("a replay line may name the process's account and parent", "[replay]") {
+  ReplayRecord record;
+  REQUIRE(parse_replay_line(R"({"time":1,"pid":2,"op":"read","path":"x","user":"WORKSTATION\\ada","parent_pid":600})",
+                            record)
+              .empty());
+  CHECK(record.user == "WORKSTATION\\ada");
+  CHECK(record.parent_pid == 600);
+  CHECK_THAT(parse_replay_line(R"({"time":1,"pid":2,"op":"read","path":"x","parent_pid":-1})", record),
+             Catch::Contains("parent_pid"));
+}
+
 TEST_CASE("optional replay fields may be left out, and time may be ns since 1970", "[replay]") {
   ReplayRecord record;
   REQUIRE(parse_replay_line(R"({"time":1796206530000000000,"pid":1,"op":"delete","path":"/tmp/x"})", record).empty());

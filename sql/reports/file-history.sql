@@ -3,7 +3,7 @@
 -- argument: path  a path or glob: notes.txt, *.docx, C:\Users\*\notes.txt
 -- param: limit  rows (default 1000)
 -- reads: events
-SELECT iso_time(e.time) AS time, p.image AS process, p.pid, o.name AS op,
+SELECT iso_time(e.time) AS time, p.image AS process, p.pid, p.user, o.name AS op,
        f.name AS path, e.offset, e.size, e.count
 FROM oldest_events AS e
 JOIN processes AS p ON p.process_id = e.process_id

@@ -1,7 +1,7 @@
 -- name: top-processes
 -- description: Processes by bytes read and written, with their events and the files they touched.
 -- param: limit  rows (default 20)
-SELECT p.image AS process, p.pid, iso_time(p.start_time) AS started,
+SELECT p.image AS process, p.pid, p.user, iso_time(p.start_time) AS started,
        t.read_bytes, t.write_bytes, t.disk_bytes, t.events, t.files
 FROM (
   SELECT process_id,

@@ -204,6 +204,11 @@ std::string parse_replay_line(std::string_view line, ReplayRecord& record) {
       problem = read_time(object, "process_start", record.process_start);
     } else if (key == "command_line") {
       problem = read_string(object, "command_line", record.command_line);
+    } else if (key == "user") {
+      problem = read_string(object, "user", record.user);
+    } else if (key == "parent_pid") {
+      problem = read_unsigned(object, "parent_pid", UINT32_MAX, number);
+      record.parent_pid = static_cast<std::uint32_t>(number);
     } else if (key == "offset" || key == "size") {
       if (value.is_null()) continue;
       problem = read_unsigned(object, key.c_str(), INT64_MAX, number);
@@ -249,7 +254,14 @@ void ReplaySource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStat
     }
     FileEvent event = record.event;
     event.path = catalog.intern_path(record.path);
-    event.process = catalog.intern_process(record.pid, record.process_start, record.image, record.command_line);
+    ProcessInfo process;
+    process.pid = record.pid;
+    process.start_time = record.process_start;
+    process.image = record.image;
+    process.command_line = record.command_line;
+    process.parent_pid = record.parent_pid;
+    process.user = record.user;
+    event.process = catalog.intern_process(process);
     stats.received += 1;
     if (!queue.push_waiting(event)) break;
   }

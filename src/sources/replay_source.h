@@ -8,7 +8,8 @@
 // Required: time (ISO-8601 with Z or an offset, or an integer of ns since
 // 1970), pid, op (a name from the ops table), path. Optional: tid, process
 // (image), process_start (ISO-8601; tells reused pids apart), command_line,
-// offset and size (bytes, not negative). Blank lines are skipped; any other
+// user (the process's account), parent_pid, offset and size (bytes, not
+// negative). Blank lines are skipped; any other
 // line that is not such an object is an error naming the file, the line and
 // the problem, counted as bad input, and either ends the run or is skipped.
 
@@ -29,6 +30,8 @@ struct ReplayRecord {
   std::int64_t process_start = 0;
   std::string image;
   std::string command_line;
+  std::string user;
+  std::uint32_t parent_pid = 0;
   std::string path;
 };
 
