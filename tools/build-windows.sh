@@ -36,7 +36,7 @@ bash tools/install-packages.sh cmake g++-mingw-w64-x86-64-posix wine64 dpkg-dev 
 
 # SQLiteCpp sources. apt-get source needs a deb-src line for bookworm main.
 mkdir -p "$deps"
-sqlitecpp_dir=$(find "$deps" -maxdepth 1 -type d -name 'sqlitecpp-*' | head -n 1)
+sqlitecpp_dir=$(find "$deps" -maxdepth 1 -type d -name 'sqlitecpp-*' -print -quit)
 if [[ -z "$sqlitecpp_dir" || ! -f "$sqlitecpp_dir/sqlite3/sqlite3.c" ]]; then
   if ! apt-cache showsrc sqlitecpp >/dev/null 2>&1; then
     as_root=()
@@ -51,7 +51,7 @@ if [[ -z "$sqlitecpp_dir" || ! -f "$sqlitecpp_dir/sqlite3/sqlite3.c" ]]; then
   mkdir -p "$deps/source"
   (cd "$deps/source" && apt-get source -qq sqlitecpp >/dev/null 2>&1) ||
     { echo "build-windows: 'apt-get source sqlitecpp' failed" >&2; exit 1; }
-  unpacked=$(find "$deps/source" -maxdepth 1 -type d -name 'sqlitecpp-*' | head -n 1)
+  unpacked=$(find "$deps/source" -maxdepth 1 -type d -name 'sqlitecpp-*' -print -quit)
   [[ -f "$unpacked/sqlite3/sqlite3.c" ]] ||
     { echo "build-windows: the sqlitecpp source package has no sqlite3/sqlite3.c" >&2; exit 1; }
   mv "$unpacked" "$deps/"

@@ -114,13 +114,14 @@ cp "$sample" "$out/seeds/replay_line/events.jsonl"
 seeds_from_lines replay_line <"$sample"
 # Times: the sample's, the README's and the forms parse_iso8601 takes; durations.
 {
-  grep -o '"time": "[^"]*"' "$sample" | cut -d'"' -f4 | sort -u | head -n 40
+  # (sed reads to the end: head would leave sort writing into a closed pipe, which pipefail makes fatal)
+  grep -o '"time": "[^"]*"' "$sample" | cut -d'"' -f4 | sort -u | sed -n '1,40p'
   printf '%s\n' 2026-12-02T10:16:00Z 2026-12-02T11:15:00+01:00 "2026-12-02 10:15:30Z" 2026-12-02T10:15:30,5-0130 \
     2026-12-02t10:15:30.123456789z 1970-01-01T00:00:00Z 2262-04-11T23:47:16.854775807Z 1677-09-21T00:12:43.145224192Z \
     2026-12-31T23:59:60Z 90 90s 15m 2h 7d 999999999d
 } | seeds_from_lines time
 # Globs: the README's and the tests', each with a path of the sample.
-paths=$(grep -o '"path": "[^"]*"' "$sample" | cut -d'"' -f4 | sed 's/\\\\/\\/g' | sort -u | head -n 8)
+paths=$(grep -o '"path": "[^"]*"' "$sample" | cut -d'"' -f4 | sed 's/\\\\/\\/g' | sort -u | sed -n '1,8p')
 n=0
 for glob in '*.docx' 'C:\Users\*\notes.txt' notepad.exe '*\Office16\*' '/usr/bin/*' cp 'Steuer*' '/tmp/ex/*' \
   'C:\[x' '[!a-c]*.[tT][xX][tT]' '\\nas01\backup\*' '?gypten'; do

@@ -245,7 +245,7 @@ recount() {
 # integrity_check and the recount of DB; says what is wrong into the list $2.
 check_database() {
   local integrity figures activity segments minutes events in_segments written
-  integrity=$(query_db "$1" "PRAGMA integrity_check" 2>&1 | head -3 | tr '\n' ' ')
+  integrity=$(query_db "$1" "PRAGMA integrity_check" 2>&1 | sed -n '1,3p' | tr '\n' ' ')
   [[ $integrity == "ok " ]] || { fail "$2" "integrity_check: $integrity"; return; }
   figures=$(recount "$1" 2>&1) || { fail "$2" "recount failed: $figures"; return; }
   read -r activity segments minutes events rows in_segments written <<<"$figures"
@@ -615,7 +615,7 @@ loop_results() {
     read -r r e <"$file"
     runs=$((runs + r)) errors=$((errors + e))
   done
-  echo "$runs $errors $(cat "$scratch/$1".loop?.err | head -1)"
+  echo "$runs $errors $(cat "$scratch/$1".loop?.err | sed -n '1p')"
 }
 
 events_per_second() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0f", n / s }'; }
