@@ -189,7 +189,7 @@ class EtwDecoder {
   void decode_kernel_process(const RawRecord& record);
   void decode_thread(const RawRecord& record);
   void decode_lost_event(const RawRecord& record);
-  // OperationEnd (FileIo 76, Kernel-File 24): checked and counted, nothing delivered.
+  // OperationEnd (FileIo 76, Kernel-File 24): checked and counted; a FileIo one completes its held operation.
   void count_operation_end(const RawRecord& record);
 
   // A name event: FileKey then the name (FileIo 0/32/35/36, Kernel-File 10/11).
