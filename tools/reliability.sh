@@ -462,8 +462,9 @@ section_crash() {
     "$etwaudit" collect --source "replay:$after" --db "$db" --quiet 2>"$scratch/$name.next.err" ||
       fail run_problems "the next run failed: $(head -1 "$scratch/$name.next.err")"
     local marked
+    # (None when the kill came before the killed collector made its run: the next run is run 1.)
     marked=$(query_db "$db" "SELECT exit_reason LIKE 'interrupted%' AND stopped_at = coalesce(last_commit_at, started_at)
-                              FROM collector_runs WHERE run_id = 1 AND source LIKE '%crash.jsonl'")
+                              FROM collector_runs WHERE run_id = 1 AND source = 'replay:$crash_input'")
     if [[ $marked == 1 ]]; then
       interrupted=$((interrupted + 1))
     elif [[ -n $marked ]] && ! grep -q 'end of input' "$scratch/$name.err"; then
