@@ -102,8 +102,9 @@ int stop_command(int argc, const char* const* argv) {
             << std::endl;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(*timeout_ns);
   for (;;) {
-    const std::string reason = exit_reason(*db, run.run_id);
+    // Whether it lives first: one that closed its run and then exited is done.
     const bool alive = process_alive(run.pid);
+    const std::string reason = exit_reason(*db, run.run_id);
     // Done: the run is closed and the collector has let go of the database.
     WriterLock done;
     if (!reason.empty() && (!alive || done.try_lock(path))) {
