@@ -59,9 +59,7 @@ void Checkpointer::checkpoint() {
     const bool all_copied = passive.executeStep() && passive.getColumn(1).getInt64() >= 0 &&
                             passive.getColumn(1).getInt64() == passive.getColumn(2).getInt64();
     passive.reset();
-    std::error_code error;
-    const auto wal_bytes = std::filesystem::file_size(m_connection.getFilename() + "-wal", error);
-    if (all_copied && !error && wal_bytes > static_cast<std::uintmax_t>(m_wal_limit)) {
+    if (all_copied && wal_over_limit()) {
       // Readers come and go all the time under query loops: wait a little
       // for the ones reading the WAL (new ones read the database file).
       m_connection.exec("PRAGMA busy_timeout = 200");
@@ -74,6 +72,24 @@ void Checkpointer::checkpoint() {
   } catch (...) {
     // Busy or a passing I/O error: the next round tries again.
   }
+}
+
+bool Checkpointer::wal_over_limit() const {
+  std::error_code error;
+  const auto wal_bytes = std::filesystem::file_size(m_connection.getFilename() + "-wal", error);
+  return !error && wal_bytes > static_cast<std::uintmax_t>(m_wal_limit);
+}
+
+void Checkpointer::cut_back() noexcept {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - m_cut_failed < std::chrono::seconds(1)) return;
+  std::lock_guard working(m_working);  // after the round in progress, if any
+  if (!wal_over_limit()) return;
+  try {
+    m_connection.exec("PRAGMA wal_checkpoint(TRUNCATE)");  // busy_timeout 0: no waiting for readers
+  } catch (...) {
+  }
+  if (wal_over_limit()) m_cut_failed = now;
 }
 
 }  // namespace etwaudit

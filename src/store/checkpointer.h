@@ -38,19 +38,23 @@ class Checkpointer {
   Checkpointer(const Checkpointer&) = delete;
   Checkpointer& operator=(const Checkpointer&) = delete;
 
-  // Holds the Checkpointer's next checkpoint back while the caller checkpoints
-  // the writer itself (two checkpoints at once make one fail at once).
-  std::unique_lock<std::mutex> pause() { return std::unique_lock<std::mutex>(m_working); }
+  // On the writer's thread, between its transactions: a WAL grown past
+  // wal_limit is copied back and cut to nothing now, without waiting for
+  // readers. A reader still in it makes this give up, and it is not tried
+  // again for a second. (Under a small cap, see Collector::cut_wal.)
+  void cut_back() noexcept;
 
  private:
   void run();
   void checkpoint();  // one round
+  bool wal_over_limit() const;
 
   SQLite::Database& m_writer;
   SQLite::Database m_connection;  // the checkpointing connection
   std::chrono::milliseconds m_interval;
   std::int64_t m_wal_limit;  // bytes
   std::mutex m_working;  // held while checkpointing
+  std::chrono::steady_clock::time_point m_cut_failed;  // cut_back's last failure (writer's thread)
   std::mutex m_mutex;
   std::condition_variable m_wakeup;
   bool m_stop = false;   // guarded by m_mutex

@@ -81,26 +81,9 @@ void Collector::cut_wal() noexcept {
   // transaction: each can add MiBs to it (a prune rewrites pages all over the
   // indexes of a small database), and SQLite starts the WAL over only when a
   // transaction begins with all of it copied back, which a run of them seldom
-  // allows, so the WAL would outgrow a small disk.
-  if (m_wal_limit >= wal_size_limit) return;  // the Checkpointer's job
-  const std::string wal_path = m_writer.database().getFilename() + "-wal";
-  auto over_limit = [&] {
-    std::error_code error;
-    const auto wal = std::filesystem::file_size(wal_path, error);
-    return !error && wal > static_cast<std::uintmax_t>(m_wal_limit);
-  };
-  const auto now = std::chrono::steady_clock::now();
-  if (!over_limit() || now - m_wal_cut_failed < std::chrono::seconds(1)) return;
-  std::unique_lock<std::mutex> paused;
-  if (m_checkpointer) paused = m_checkpointer->pause();
-  try {
-    // Not waiting for a reader still in the WAL: it holds the write lock meanwhile.
-    m_writer.database().exec("PRAGMA busy_timeout = 0");
-    truncate_wal();
-    m_writer.database().exec("PRAGMA busy_timeout = " + std::to_string(lock_attempt.count()));
-  } catch (const std::exception&) {
-  }
-  if (over_limit()) m_wal_cut_failed = now;
+  // allows, so the WAL would outgrow a small disk. Otherwise the
+  // Checkpointer's own rounds are enough.
+  if (m_checkpointer && m_wal_limit < wal_size_limit) m_checkpointer->cut_back();
 }
 
 Pruner& Collector::pruner() {

@@ -85,7 +85,7 @@ class Collector {
     m_live = live;
     m_wal_limit = sizing_for(policy).wal_bytes;
   }
-  // The Checkpointer of the writer's connection, held back while cut_wal runs.
+  // The Checkpointer of the writer's connection, which cut_wal asks to cut the WAL back.
   void set_checkpointer(Checkpointer& checkpointer) { m_checkpointer = &checkpointer; }
   // Pruning done so far by this collector.
   const PruneResult& pruned() const { return m_pruned; }
@@ -105,8 +105,7 @@ class Collector {
   void write(std::vector<FileEvent>& rows);
   // When the disk is short of room: gives the WAL file's room back.
   void truncate_wal() noexcept;
-  // Cuts a WAL grown past m_wal_limit back, without waiting for readers;
-  // after a failed attempt (a reader), not again for a second.
+  // Under a small cap: Checkpointer::cut_back.
   void cut_wal() noexcept;
   // The Pruner, made on first use.
   Pruner& pruner();
@@ -129,7 +128,6 @@ class Collector {
   std::uint64_t m_batch_growth = 0;  // bytes the last batch added to the pages in use
   std::int64_t m_wal_limit = wal_size_limit;
   Checkpointer* m_checkpointer = nullptr;
-  std::chrono::steady_clock::time_point m_wal_cut_failed;  // when cut_wal last failed
 };
 
 }  // namespace etwaudit
