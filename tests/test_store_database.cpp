@@ -42,6 +42,9 @@ TEST_CASE("a new database gets the whole schema, in WAL mode", "[database]") {
     auto& db = database.db();
     CHECK(db.execAndGet("PRAGMA journal_mode").getString() == "wal");
     CHECK(db.execAndGet("PRAGMA synchronous").getInt() == 1);  // NORMAL
+    // Whatever the SQLite build's default: pruning must not write every
+    // deleted row and freed page once more.
+    CHECK(db.execAndGet("PRAGMA secure_delete").getInt() == 0);
     for (const char* table : {"ops", "files", "processes", "events", "segments", "activity", "collector_runs"})
       CHECK(db.tableExists(table));
     CHECK(db.execAndGet("SELECT name FROM ops WHERE op = 1").getString() == "write");
@@ -49,6 +52,14 @@ TEST_CASE("a new database gets the whole schema, in WAL mode", "[database]") {
   }
   CHECK(user_version(path) == program_schema_version());
   CHECK(program_schema_version() >= 1);
+}
+
+TEST_CASE("a maintenance connection (etwaudit prune) deletes without overwriting, too", "[database]") {
+  TempDir dir;
+  const auto path = dir.file("audit.db");
+  { WriteDatabase create(path); }
+  auto db = open_for_maintenance(path, 0);
+  CHECK(db->execAndGet("PRAGMA secure_delete").getInt() == 0);
 }
 
 TEST_CASE("opening an up-to-date database again changes nothing", "[database]") {

@@ -19,6 +19,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Debian's and other distributions' SQLite is built with secure_delete on: a
+// deleted row is overwritten with zeros and every freed page written out, so
+// pruning a segment wrote it to the WAL once more. The events are not secret
+// from whoever can read the database file, and the pages are reused anyway.
+constexpr const char* no_secure_delete = "PRAGMA secure_delete = OFF";
+
 struct Migration {
   int version;            // NNNN from the file name
   std::string_view name;  // file name
@@ -146,6 +152,7 @@ WriteDatabase::WriteDatabase(const std::string& path) : m_path(path) {
       if (mode != "wal") throw Error("cannot open database '" + path + "': WAL mode unavailable (" + mode + ")");
       m_db->exec("PRAGMA synchronous = NORMAL");
       m_db->exec("PRAGMA cache_size = -32768");  // 32 MiB
+      m_db->exec(no_secure_delete);
       m_db->exec("PRAGMA wal_autocheckpoint = 4096");
       // A reader holding a snapshot for minutes keeps every later commit in
       // the WAL, which then grows; once the WAL has been copied back in full,
@@ -178,6 +185,7 @@ std::unique_ptr<SQLite::Database> open_for_maintenance(const std::string& path, 
     std::string mode = db->execAndGet("PRAGMA journal_mode = WAL").getString();
     if (mode != "wal") throw Error("cannot open database '" + path + "': WAL mode unavailable (" + mode + ")");
     db->exec("PRAGMA synchronous = NORMAL");
+    db->exec(no_secure_delete);
     migrate(*db);
   } catch (const SQLite::Exception& e) {
     throw Error("cannot open database '" + path + "': " + e.what());
