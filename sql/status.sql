@@ -17,7 +17,8 @@ SELECT :path AS path,
 
 -- section: raw_events
 SELECT (SELECT coalesce(sum(events), 0) FROM segments) AS rows,
-       (SELECT coalesce(sum(events), 0) FROM activity) AS events,
+       (SELECT coalesce(sum(events + failed), 0) FROM activity) AS events,
+       (SELECT coalesce(sum(failed), 0) FROM activity) AS failed,
        iso_time((SELECT min(min_time) FROM segments)) AS oldest,
        iso_time((SELECT max(max_time) FROM segments)) AS newest,
        (SELECT count(*) FROM segments) AS segments;

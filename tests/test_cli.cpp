@@ -222,7 +222,7 @@ TEST_CASE("the bundled sample collects and answers reports", "[cli]") {
   const auto db = dir.file("audit.db");
   auto collect = run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db});
   REQUIRE(collect.exit_code == 0);
-  CHECK_THAT(collect.err, Catch::Contains("end of input") && Catch::Contains("written 163"));
+  CHECK_THAT(collect.err, Catch::Contains("end of input") && Catch::Contains("written 164"));
   auto summary = run(dir, {"query", "summary", "--db", db});
   CHECK(summary.exit_code == 0);
   CHECK_THAT(summary.out, Catch::Contains("read") && Catch::Contains("write") && Catch::Contains("(10 rows)"));
@@ -230,6 +230,37 @@ TEST_CASE("the bundled sample collects and answers reports", "[cli]") {
   CHECK(recent.exit_code == 0);
   CHECK_THAT(recent.out,
              Catch::Contains("flush") && Catch::Contains("D:\\Data\\Sales_log.ldf") && Catch::Contains("(3 rows)"));
+}
+
+TEST_CASE("a failed open is listed with its status and counted apart from the operations that happened",
+          "[cli][query]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db");
+  REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db}).exit_code == 0);
+  const std::string missing = "C:\\Users\\ada\\Documents\\~$arterly report.docx";
+  // Word looked for its lock file, which did not exist: no file was opened.
+  auto top = run(dir, {"query", "top-files", "--limit", "100", "--format", "csv", "--db", db});
+  CHECK_THAT(top.out, Catch::StartsWith("path,read_bytes,write_bytes,disk_bytes,events,processes,failed\r\n") &&
+                          !Catch::Contains("~$arterly"));
+  auto failed = run(dir, {"query", "top-files", "--failed", "--format", "csv", "--db", db});
+  CHECK(failed.exit_code == 0);
+  CHECK_THAT(failed.out, Catch::EndsWith("\r\n" + missing + ",0,0,0,0,1,1\r\n"));
+  auto processes = run(dir, {"query", "top-processes", "--failed", "--format", "csv", "--db", db});
+  CHECK_THAT(processes.out, Catch::Contains("WINWORD.EXE,5120,WORKSTATION\\ada,,0,0,0,0,1,1\r\n"));
+  auto history = run(dir, {"query", "file-history", "*~$*", "--format", "csv", "--db", db});
+  CHECK_THAT(history.out, Catch::Contains(",open," + missing + ",,,1,0xC0000034\r\n"));
+  auto only_failed = run(dir, {"query", "recent", "--failed", "--limit", "5", "--format", "csv", "--db", db});
+  CHECK(std::count(only_failed.out.begin(), only_failed.out.end(), '\n') == 2);  // the header and the one
+  auto summary = run(dir, {"query", "summary", "--format", "csv", "--db", db});
+  CHECK_THAT(summary.out, Catch::Contains("events,read_bytes,write_bytes,processes,files,failed\r\n163,"));
+  auto timeline = run(dir, {"query", "timeline", "--failed", "--format", "csv", "--db", db});
+  CHECK_THAT(timeline.out, Catch::EndsWith("\r\n2026-12-02T10:00:00.0000000Z,open,1,\r\n"));
+  auto per_op = run(dir, {"query", "top-files", "--failed", "--op", "open", "--db", db});
+  CHECK(per_op.exit_code == 2);
+  CHECK_THAT(per_op.err, Catch::Contains("adds up failed operations of every kind together"));
+  auto listed = run(dir, {"query", "file-history", "*.docx", "--failed", "--op", "open", "--format", "csv", "--db", db});
+  CHECK(listed.exit_code == 0);
+  CHECK_THAT(listed.out, Catch::Contains("0xC0000034") && !Catch::Contains("Quarterly report.docx,"));
 }
 
 TEST_CASE("a query on a missing database fails and creates nothing", "[cli]") {
@@ -385,7 +416,7 @@ TEST_CASE("kill -9 mid-run loses at most the batch in flight and leaves a sound 
   // The next run opens it, marks the dead run, and adds to it.
   auto next = run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db});
   CHECK(next.exit_code == 0);
-  CHECK(query_int(db, "SELECT sum(coalesce(count, 1)) FROM events") == stored + 163);
+  CHECK(query_int(db, "SELECT sum(coalesce(count, 1)) FROM events") == stored + 164);
   CHECK(query_int(db, "SELECT exit_reason LIKE 'interrupted%' FROM collector_runs WHERE run_id = 1") == 1);
 }
 
@@ -409,7 +440,7 @@ TEST_CASE("query errors say what was wrong, with the right exit code", "[cli][qu
   auto write = run(dir, {"query", "--sql", "DELETE FROM events", "--db", db});
   CHECK(write.exit_code == 1);
   CHECK_THAT(write.err, Catch::Contains("queries may only read the database: DELETE from 'events' is refused"));
-  CHECK(query_int(db, "SELECT sum(coalesce(count, 1)) FROM events") == 163);
+  CHECK(query_int(db, "SELECT sum(coalesce(count, 1)) FROM events") == 164);
   auto bad_sql = run(dir, {"query", "--sql", "SELECT nonsense FROM nowhere", "--db", db});
   CHECK(bad_sql.exit_code == 1);
   CHECK_THAT(bad_sql.err, Catch::Contains("query failed: no such table: nowhere"));
@@ -421,8 +452,8 @@ TEST_CASE("query writes csv, json and jsonl, to a file when asked", "[cli][query
   REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db}).exit_code == 0);
   auto csv = run(dir, {"query", "file-history", "Steuer*", "--format", "csv", "--db", db});
   CHECK(csv.exit_code == 0);
-  CHECK_THAT(csv.out, Catch::StartsWith("time,process,pid,user,op,path,offset,size,count\r\n") &&
-                          Catch::Contains(",open,\"C:\\Users\\ada\\Documents\\Steuer, Belege \"\"2025\"\".pdf\",,,1\r\n"));
+  CHECK_THAT(csv.out, Catch::StartsWith("time,process,pid,user,op,path,offset,size,count,status\r\n") &&
+                          Catch::Contains(",open,\"C:\\Users\\ada\\Documents\\Steuer, Belege \"\"2025\"\".pdf\",,,1,\r\n"));
   const auto output = dir.file("top.json");
   auto json = run(dir, {"query", "top-files", "--limit", "1", "--format", "json", "--output", output, "--db", db});
   CHECK(json.exit_code == 0);
@@ -561,7 +592,7 @@ TEST_CASE("query --sql runs one statement that only reads, and binds --param val
     CHECK_THAT(refused.err, Catch::Contains("queries may only read the database"));
   }
   CHECK_FALSE(fs::exists(dir.file("other.db")));
-  CHECK(query_int(db, "SELECT sum(coalesce(count, 1)) FROM events") == 163);
+  CHECK(query_int(db, "SELECT sum(coalesce(count, 1)) FROM events") == 164);
 
   auto hex = [](const std::string& bytes) {
     std::string text;
@@ -584,7 +615,7 @@ TEST_CASE("query --sql runs one statement that only reads, and binds --param val
     CHECK(bound.exit_code == 0);
     CHECK(bound.out == "h,n,t\r\n" + hex(value) + "," + std::to_string(value.size()) + ",text\r\n");
   }
-  CHECK(query_int(db, "SELECT sum(coalesce(count, 1)) FROM events") == 163);
+  CHECK(query_int(db, "SELECT sum(coalesce(count, 1)) FROM events") == 164);
 }
 
 TEST_CASE("live collection on Linux records other processes and never itself or its database", "[cli][fanotify]") {
@@ -630,7 +661,8 @@ TEST_CASE("status shows the database, its retention and the last run, and warns 
   CHECK_THAT(status.out, Catch::Contains("## last_run") && Catch::Contains("end of input") &&
                              Catch::Matches("[\\s\\S]*keep +30d[\\s\\S]*") &&
                              Catch::Matches("[\\s\\S]*max_bytes +2147483648[\\s\\S]*") &&
-                             Catch::Matches("[\\s\\S]*events +163[\\s\\S]*"));
+                             Catch::Matches("[\\s\\S]*events +164[\\s\\S]*") &&
+                             Catch::Matches("[\\s\\S]*failed +1[\\s\\S]*"));
   CHECK(status.err.empty());
   // A run left open an hour ago: its collector died.
   {

@@ -34,7 +34,7 @@ TEST_CASE("summary counts operations, totals and coverage", "[reports]") {
   auto sections = fixture.run("summary");
   REQUIRE(sections.size() == 3);
   CHECK(sections[0] == Rows{"read|6|10904", "write|3|1160", "close|1|NULL", "delete|1|NULL", "open|1|NULL"});
-  CHECK(sections[1] == Rows{"12|10904|1160|3|5"});
+  CHECK(sections[1] == Rows{"12|10904|1160|3|5|0"});
   CHECK(sections[2] ==
         Rows{"2|2026-12-02T10:00:01.0000000Z|2026-12-02T11:00:08.0000000Z|1|3535|0|0|0"});
 }
@@ -43,7 +43,7 @@ TEST_CASE("a window that cuts through a segment counts exactly the events inside
   ReportFixture fixture;
   auto sections = fixture.run("summary", window("10:00:02", "10:00:11"));
   CHECK(sections[0] == Rows{"read|3|8292", "close|1|NULL", "write|1|150"});
-  CHECK(sections[1] == Rows{"5|8292|150|2|2"});
+  CHECK(sections[1] == Rows{"5|8292|150|2|2|0"});
   CHECK(fixture.run("summary", window("10:30:00", "10:40:00"))[0].empty());
 }
 
@@ -53,26 +53,26 @@ TEST_CASE("an op filter keeps only the chosen operations", "[reports]") {
   filters.ops = {Op::write, Op::remove};
   auto sections = fixture.run("summary", filters);
   CHECK(sections[0] == Rows{"write|3|1160", "delete|1|NULL"});
-  CHECK(sections[1] == Rows{"4|0|1160|3|3"});
+  CHECK(sections[1] == Rows{"4|0|1160|3|3|NULL"});
   CHECK(fixture.rows("top-files", filters) ==
-        Rows{"C:\\Users\\ada\\Report, \"Q4\".docx|0|1000|0|1|1", "C:\\Users\\ada\\notes.txt|0|150|0|1|1",
-             "/home/ada/Notes.txt|0|10|0|2|1"});
+        Rows{"C:\\Users\\ada\\Report, \"Q4\".docx|0|1000|0|1|1|NULL", "C:\\Users\\ada\\notes.txt|0|150|0|1|1|NULL",
+             "/home/ada/Notes.txt|0|10|0|2|1|NULL"});
 }
 
 TEST_CASE("top-files ranks files by bytes moved", "[reports]") {
   ReportFixture fixture;
-  CHECK(fixture.rows("top-files") == Rows{"C:\\Users\\ada\\Report, \"Q4\".docx|8192|1000|0|3|1",
-                                          "C:\\Users\\ada\\\xC3\x84gypten\\bild.jpg|2000|0|0|1|1",
-                                          "<unknown>|512|0|0|1|1", "C:\\Users\\ada\\notes.txt|200|150|0|5|1",
-                                          "/home/ada/Notes.txt|0|10|0|2|1"});
+  CHECK(fixture.rows("top-files") == Rows{"C:\\Users\\ada\\Report, \"Q4\".docx|8192|1000|0|3|1|0",
+                                          "C:\\Users\\ada\\\xC3\x84gypten\\bild.jpg|2000|0|0|1|1|0",
+                                          "<unknown>|512|0|0|1|1|0", "C:\\Users\\ada\\notes.txt|200|150|0|5|1|0",
+                                          "/home/ada/Notes.txt|0|10|0|2|1|0"});
   CHECK(fixture.rows("top-files", {}, {{"limit", "2"}}).size() == 2);
 }
 
 TEST_CASE("top-processes ranks processes by bytes moved", "[reports]") {
   ReportFixture fixture;
-  CHECK(fixture.rows("top-processes") == Rows{"C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|NULL|10704|1000|0|5|3",
-                                              "C:\\Windows\\System32\\notepad.exe|100|WORKSTATION\\ada|NULL|200|150|0|5|1",
-                                              "/usr/bin/cp|300|NULL|NULL|0|10|0|2|1"});
+  CHECK(fixture.rows("top-processes") == Rows{"C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|NULL|10704|1000|0|5|3|0",
+                                              "C:\\Windows\\System32\\notepad.exe|100|WORKSTATION\\ada|NULL|200|150|0|5|1|0",
+                                              "/usr/bin/cp|300|NULL|NULL|0|10|0|2|1|0"});
 }
 
 TEST_CASE("file-history lists who touched a path, in time order", "[reports]") {
@@ -80,9 +80,9 @@ TEST_CASE("file-history lists who touched a path, in time order", "[reports]") {
   QueryFilters docx;
   docx.path = "*.docx";
   CHECK(fixture.rows("file-history", docx) ==
-        Rows{"2026-12-02T10:00:10.0000000Z|C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|read|C:\\Users\\ada\\Report, \"Q4\".docx|0|4096|1",
-             "2026-12-02T10:00:11.0000000Z|C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|read|C:\\Users\\ada\\Report, \"Q4\".docx|4096|4096|1",
-             "2026-12-02T10:00:12.0000000Z|C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|write|C:\\Users\\ada\\Report, \"Q4\".docx|0|1000|1"});
+        Rows{"2026-12-02T10:00:10.0000000Z|C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|read|C:\\Users\\ada\\Report, \"Q4\".docx|0|4096|1|NULL",
+             "2026-12-02T10:00:11.0000000Z|C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|read|C:\\Users\\ada\\Report, \"Q4\".docx|4096|4096|1|NULL",
+             "2026-12-02T10:00:12.0000000Z|C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|write|C:\\Users\\ada\\Report, \"Q4\".docx|0|1000|1|NULL"});
 }
 
 TEST_CASE("paths match without regard to case on Windows and exactly on POSIX", "[reports]") {
@@ -103,11 +103,11 @@ TEST_CASE("process-activity shows what a process read and wrote, by image or pid
   QueryFilters filters;
   filters.process = "winword.exe";
   CHECK(fixture.rows("process-activity", filters) ==
-        Rows{"C:\\Program Files\\Office\\WINWORD.EXE|200|C:\\Users\\ada\\Report, \"Q4\".docx|2|8192|1|1000|3",
-             "C:\\Program Files\\Office\\WINWORD.EXE|200|C:\\Users\\ada\\\xC3\x84gypten\\bild.jpg|1|2000|0|0|1",
-             "C:\\Program Files\\Office\\WINWORD.EXE|200|<unknown>|1|512|0|0|1"});
+        Rows{"C:\\Program Files\\Office\\WINWORD.EXE|200|C:\\Users\\ada\\Report, \"Q4\".docx|2|8192|1|1000|3|0",
+             "C:\\Program Files\\Office\\WINWORD.EXE|200|C:\\Users\\ada\\\xC3\x84gypten\\bild.jpg|1|2000|0|0|1|0",
+             "C:\\Program Files\\Office\\WINWORD.EXE|200|<unknown>|1|512|0|0|1|0"});
   filters.process = "300";
-  CHECK(fixture.rows("process-activity", filters) == Rows{"/usr/bin/cp|300|/home/ada/Notes.txt|0|0|1|10|2"});
+  CHECK(fixture.rows("process-activity", filters) == Rows{"/usr/bin/cp|300|/home/ada/Notes.txt|0|0|1|10|2|0"});
 }
 
 TEST_CASE("a --user filter keeps the processes of one account, named with its domain or alone", "[reports]") {
@@ -168,8 +168,8 @@ TEST_CASE("a minute timeline over a window that cuts minutes counts exactly the 
 TEST_CASE("recent lists the newest events first", "[reports]") {
   ReportFixture fixture;
   CHECK(fixture.rows("recent", {}, {{"limit", "2"}}) ==
-        Rows{"2026-12-02T11:00:08.0000000Z|200|C:\\Program Files\\Office\\WINWORD.EXE|read|<unknown>|0|512|1",
-             "2026-12-02T11:00:07.0000000Z|300|/usr/bin/cp|delete|/home/ada/Notes.txt|NULL|NULL|1"});
+        Rows{"2026-12-02T11:00:08.0000000Z|200|C:\\Program Files\\Office\\WINWORD.EXE|read|<unknown>|0|512|1|NULL",
+             "2026-12-02T11:00:07.0000000Z|300|/usr/bin/cp|delete|/home/ada/Notes.txt|NULL|NULL|1|NULL"});
   CHECK(fixture.rows("recent", window("10:00:02", "10:00:04")).size() == 3);
 }
 
@@ -188,7 +188,7 @@ TEST_CASE("recent of one process or path reads only its newest ranges and misses
   writes.ops = {Op::write};
   CHECK(fixture.rows("recent", writes, {{"limit", "1"}}) ==
         Rows{"2026-12-02T10:00:12.0000000Z|200|C:\\Program Files\\Office\\WINWORD.EXE|write|"
-             "C:\\Users\\ada\\Report, \"Q4\".docx|0|1000|1"});
+             "C:\\Users\\ada\\Report, \"Q4\".docx|0|1000|1|NULL"});
   QueryFilters notes;
   notes.path = "*notes.txt";
   CHECK(fixture.rows("recent", notes, {{"limit", "2"}}).size() == 2);
@@ -291,8 +291,8 @@ TEST_CASE("a coalesced row counts all its events and bytes in the reports", "[re
     for (const Cell& cell : tables.front().rows.at(0)) line += (line.empty() ? "" : "|") + cell.text;
     return line;
   };
-  CHECK(first_row("top-files") == "/big.iso|327680|0|0|5|1");
+  CHECK(first_row("top-files") == "/big.iso|327680|0|0|5|1|0");
   CHECK(first_row("timeline") == "2026-12-02T10:00:00.0000000Z|read|5|327680");
-  CHECK(first_row("recent") == "2026-12-02T10:00:00.0000000Z|7|/usr/bin/cp|read|/big.iso|0|327680|5");
+  CHECK(first_row("recent") == "2026-12-02T10:00:00.0000000Z|7|/usr/bin/cp|read|/big.iso|0|327680|5|");
   CHECK(db->execAndGet("SELECT count || ' ' || end_offset FROM v_events").getString() == "5 327680");
 }

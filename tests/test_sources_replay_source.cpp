@@ -63,6 +63,20 @@ TEST_CASE("a replay line may name the process's account and parent", "[replay]")
              Catch::Contains("parent_pid"));
 }
 
+TEST_CASE("a replay line may carry the NTSTATUS of a failed operation, as a number or in hex", "[replay]") {
+  ReplayRecord record;
+  REQUIRE(parse_replay_line(R"({"time":1,"pid":2,"op":"open","path":"x","status":"0xC0000034"})", record).empty());
+  CHECK(record.event.status == 0xC0000034u);
+  REQUIRE(parse_replay_line(R"({"time":1,"pid":2,"op":"open","path":"x","status":3221225506})", record).empty());
+  CHECK(record.event.status == 0xC0000022u);
+  REQUIRE(parse_replay_line(R"({"time":1,"pid":2,"op":"open","path":"x","status":null})", record).empty());
+  CHECK(record.event.status == 0);
+  for (const char* bad : {R"("0x103")", R"("C0000034")", R"("0x")", R"("0x1C0000034")", R"(-5)", R"(4294967296)"})
+    CHECK_THAT(parse_replay_line(std::string(R"({"time":1,"pid":2,"op":"open","path":"x","status":)") + bad + "}",
+                                 record),
+               Catch::Contains("'status'"));
+}
+
 TEST_CASE("optional replay fields may be left out, and time may be ns since 1970", "[replay]") {
   ReplayRecord record;
   REQUIRE(parse_replay_line(R"({"time":1796206530000000000,"pid":1,"op":"delete","path":"/tmp/x"})", record).empty());

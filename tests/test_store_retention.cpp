@@ -22,16 +22,16 @@ namespace {
 
 constexpr std::int64_t t0 = 1796206530LL * ns_per_second;  // 2026-12-02T10:15:30Z
 
-// (hour, image, path, op) -> events, bytes
+// (hour, image, path, op) -> events, bytes; op -1: the failed events, bytes 0
 using Totals = std::map<std::tuple<std::int64_t, std::string, std::string, int>, std::pair<std::int64_t, std::int64_t>>;
 
 // What the database says it holds, kept and pruned together: hour_totals plus
 // the activity of the segments still there, per hour, process, file and op.
 Totals stored_totals(SQLite::Database& db) {
   Totals totals;
-  for (int op = 0; op < op_count; ++op) {
-    const std::string count = activity_columns[op].count;
-    const bool sized = activity_columns[op].bytes != nullptr;
+  for (int op = -1; op < op_count; ++op) {
+    const std::string count = op < 0 ? "failed" : activity_columns[op].count;
+    const bool sized = op >= 0 && activity_columns[op].bytes != nullptr;
     const std::string bytes = sized ? activity_columns[op].bytes : "0";
     SQLite::Statement query(db,
                             "SELECT t.hour, p.image, f.path, sum(t." + count + "), sum(t.b) FROM ("
@@ -52,7 +52,8 @@ struct RandomEvents {
   std::mt19937_64 random{12345};
   std::int64_t time = t0;
   Totals expected;
-  std::int64_t events = 0;
+  std::int64_t events = 0;  // all of them, failed ones too
+  std::int64_t failed = 0;
   std::int64_t step = 2 * ns_per_second;  // mean time between events: 2 s is about 1,000 events an hour
 
   std::vector<FileEvent> batch(Catalog& catalog, int size) {
@@ -70,10 +71,16 @@ struct RandomEvents {
       const bool sized = event.op == Op::read || event.op == Op::write;
       event.size = sized ? static_cast<std::int64_t>(random() % 100000) : -1;
       event.count = random() % 4 == 0 ? 1 + static_cast<std::uint32_t>(random() % 50) : 1;  // some coalesced rows
-      auto& [count, bytes] = expected[{floor_div(event.time, ns_per_hour), image, path, static_cast<int>(event.op)}];
+      if (random() % 8 == 0) {  // failed, counted apart
+        event.status = 0xC0000034;
+        event.size = sized ? 0 : -1;
+      }
+      const int op = event.status ? -1 : static_cast<int>(event.op);
+      auto& [count, bytes] = expected[{floor_div(event.time, ns_per_hour), image, path, op}];
       count += event.count;
       bytes += sized ? event.size : 0;
       events += event.count;
+      failed += event.status ? event.count : 0;
       batch.push_back(event);
     }
     return batch;
@@ -110,7 +117,8 @@ TEST_CASE("hourly totals and kept activity always add up to every event, through
   // Every kept event is after pruned_before, and minute totals still count everything.
   CHECK(db.execAndGet("SELECT count(*) FROM events WHERE coalesce(ts, id) < (SELECT pruned_before FROM retention)")
             .getInt64() == 0);
-  CHECK(db.execAndGet("SELECT sum(events) FROM minute_totals").getInt64() == input.events);
+  CHECK(db.execAndGet("SELECT sum(events) FROM minute_totals").getInt64() == input.events - input.failed);
+  CHECK(input.failed > 0);
   CHECK(db.execAndGet("SELECT sum(events_written) FROM collector_runs").getInt64() == input.events);
   CHECK(db.execAndGet("PRAGMA integrity_check").getString() == "ok");
 }
@@ -184,4 +192,66 @@ TEST_CASE("a database written by schema version 2 migrates in place and keeps it
   CHECK(db.execAndGet("SELECT pruned_before IS NULL FROM retention").getInt() == 1);
   CHECK(db.execAndGet("SELECT events_written FROM collector_runs").getInt() == 163);
   CHECK(db.execAndGet("PRAGMA integrity_check").getString() == "ok");
+}
+
+TEST_CASE("a schema v4 database, which counted failed operations as the others, migrates to counting them apart",
+          "[retention][migration]") {
+  TempDir dir;
+  const std::string path = dir.file("audit.db");
+  auto snapshot = [](SQLite::Database& db) {
+    std::string text;
+    for (const char* sql : {"SELECT * FROM activity ORDER BY segment_id, process_id, file_id",
+                            "SELECT * FROM minute_totals ORDER BY minute, op"}) {
+      SQLite::Statement query(db, sql);
+      while (query.executeStep()) {
+        for (int i = 0; i < query.getColumnCount(); ++i) text += query.getColumn(i).getString() + ",";
+        text += "\n";
+      }
+    }
+    return text;
+  };
+  std::string written;
+  {
+    WriteDatabase database(path);
+    Catalog catalog;
+    RunStats stats;
+    EventWriter writer(database.db(), catalog, SelfExclusion{});
+    writer.set_segment_capacity(1024);
+    writer.begin_run("test", "host");
+    RandomEvents input;
+    for (int round = 0; round < 3; ++round) {
+      auto batch = input.batch(catalog, 1500);
+      writer.write_batch(batch, stats);
+    }
+    writer.end_run("end of input", stats);
+    written = snapshot(database.db());
+    REQUIRE(database.db().execAndGet("SELECT sum(failed) FROM activity").getInt64() == input.failed);
+  }
+  {
+    // Back to what a v4 writer stored: the failed events in events, their
+    // operation's column and minute_totals, and no failed columns.
+    SQLite::Database db(path, SQLite::OPEN_READWRITE);
+    std::string per_op;
+    for (const ActivityColumns& column : activity_columns)
+      per_op += std::string(", ") + column.count + " = " + column.count +
+                " + (SELECT coalesce(sum(coalesce(e.count, 1)), 0) FROM events e WHERE e.id BETWEEN "
+                "activity.first_id AND activity.last_id AND e.process_id = activity.process_id AND "
+                "e.file_id = activity.file_id AND e.status IS NOT NULL AND e.op = " +
+                std::to_string(static_cast<int>(column.op)) + ")";
+    db.exec("UPDATE activity SET rows = nullif(coalesce(rows, events), events + failed), events = events + failed" +
+            per_op);
+    db.exec(
+        "INSERT INTO minute_totals (minute, op, events, bytes) "
+        "SELECT coalesce(ts, id) / 60000000000, op, sum(coalesce(count, 1)), 0 FROM events WHERE status IS NOT NULL "
+        "GROUP BY 1, 2 ON CONFLICT (minute, op) DO UPDATE SET events = events + excluded.events");
+    db.exec("ALTER TABLE activity DROP COLUMN failed");
+    db.exec("ALTER TABLE hour_totals DROP COLUMN failed");
+    db.exec("PRAGMA user_version = 4");
+    REQUIRE(db.execAndGet("SELECT sum(events) FROM activity").getInt64() ==
+            db.execAndGet("SELECT sum(coalesce(count, 1)) FROM events").getInt64());
+  }
+  WriteDatabase database(path);
+  CHECK(database.db().execAndGet("PRAGMA user_version").getInt() == program_schema_version());
+  CHECK(snapshot(database.db()) == written);
+  CHECK(database.db().execAndGet("PRAGMA integrity_check").getString() == "ok");
 }

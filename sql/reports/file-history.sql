@@ -4,7 +4,7 @@
 -- param: limit  rows (default 1000)
 -- reads: events
 SELECT iso_time(e.time) AS time, p.image AS process, p.pid, p.user, o.name AS op,
-       f.name AS path, e.offset, e.size, e.count
+       f.name AS path, e.offset, e.size, e.count, CASE WHEN e.status IS NOT NULL THEN printf('0x%08X', e.status) END AS status
 FROM oldest_events AS e
 JOIN processes AS p ON p.process_id = e.process_id
 JOIN v_files AS f ON f.file_id = e.file_id

@@ -10,8 +10,9 @@ ORDER BY t.events DESC, o.name;
 SELECT coalesce(sum(events), 0)                                 AS events,
        coalesce(sum(read_bytes), 0)                             AS read_bytes,
        coalesce(sum(write_bytes), 0)                            AS write_bytes,
-       count(DISTINCT CASE WHEN events > 0 THEN process_id END) AS processes,
-       count(DISTINCT CASE WHEN events > 0 THEN file_id END)    AS files
+       count(DISTINCT CASE WHEN events > 0 OR (:failed_only AND failed > 0) THEN process_id END) AS processes,
+       count(DISTINCT CASE WHEN events > 0 OR (:failed_only AND failed > 0) THEN file_id END)    AS files,
+       coalesce(sum(failed), CASE WHEN count(*) = 0 THEN 0 END) AS failed  -- NULL with --op: not counted per operation
 FROM windowed_activity;
 
 -- section: coverage

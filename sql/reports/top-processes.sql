@@ -1,18 +1,19 @@
 -- name: top-processes
--- description: Processes by bytes read and written, with their events and the files they touched.
+-- description: Processes by bytes read and written, with their events and the files they touched (--failed: by failed operations).
 -- param: limit  rows (default 20)
 SELECT p.image AS process, p.pid, p.user, iso_time(p.start_time) AS started,
-       t.read_bytes, t.write_bytes, t.disk_bytes, t.events, t.files
+       t.read_bytes, t.write_bytes, t.disk_bytes, t.events, t.files, t.failed
 FROM (
   SELECT process_id,
          sum(read_bytes)                              AS read_bytes,
          sum(write_bytes)                             AS write_bytes,
          sum(disk_read_bytes) + sum(disk_write_bytes) AS disk_bytes,
          sum(events)                                  AS events,
-         count(DISTINCT CASE WHEN events > 0 THEN file_id END) AS files
+         sum(failed)                                  AS failed,
+         count(DISTINCT CASE WHEN events > 0 OR (:failed_only AND failed > 0) THEN file_id END) AS files
   FROM windowed_activity
   GROUP BY process_id) AS t
 JOIN processes AS p ON p.process_id = t.process_id
-WHERE t.events > 0
-ORDER BY t.read_bytes + t.write_bytes + t.disk_bytes DESC, t.events DESC, process
+WHERE t.events > 0 OR (:failed_only AND t.failed > 0)
+ORDER BY t.read_bytes + t.write_bytes + t.disk_bytes DESC, t.events DESC, t.failed DESC, process
 LIMIT coalesce(:limit, 20)

@@ -96,6 +96,7 @@ int query_command(int argc, const char* const* argv) {
       cxxopts::value<std::string>())
     ("user", "only processes of this account: DOMAIN\\user, or user alone; a glob (Windows: where the trace said)",
       cxxopts::value<std::string>())
+    ("failed", "only operations that failed (Windows: an error status); the totals leave them out otherwise")
     ("op", "only this operation (read, write, open, delete, ...); repeat for several",
       cxxopts::value<std::vector<std::string>>())
     ("limit", "at most this many rows", cxxopts::value<long>())
@@ -134,6 +135,7 @@ int query_command(int argc, const char* const* argv) {
   if (args.count("user")) filters.user = args["user"].as<std::string>();
   if (args.count("op"))
     for (const auto& name : args["op"].as<std::vector<std::string>>()) filters.ops.push_back(parse_op_argument(name));
+  filters.failed_only = args.count("failed") > 0;
   const OutputFormat format = parse_output_format(args["format"].as<std::string>());
 
   Params params;
@@ -164,6 +166,9 @@ int query_command(int argc, const char* const* argv) {
     } else if (args.count("argument")) {
       throw UsageError("report " + report->name + " takes no argument ('" + args["argument"].as<std::string>() + "')");
     }
+    if (filters.failed_only && !filters.ops.empty() && !report->lists_events)
+      throw UsageError("--failed with --op works with the reports that list events (file-history, recent): " +
+                       report->name + " adds up failed operations of every kind together");
     statements = report->sections;
   } else {
     if (args.count("argument")) throw UsageError("unexpected argument '" + args["argument"].as<std::string>() + "'");

@@ -157,9 +157,12 @@ std::string activity_events(const QueryFilters& filters, const std::string& sour
   return events;
 }
 
+// The failed events are one count of every operation: with --op, unknown (NULL).
+// With --failed, only they count: the other columns are 0.
 std::string activity_select_list(const QueryFilters& filters, const std::string& source) {
   auto selected = [&](Op op) {
-    return filters.ops.empty() || std::find(filters.ops.begin(), filters.ops.end(), op) != filters.ops.end();
+    return !filters.failed_only &&
+           (filters.ops.empty() || std::find(filters.ops.begin(), filters.ops.end(), op) != filters.ops.end());
   };
   std::string columns;
   for (const ActivityColumns& column : activity_columns) {
@@ -169,7 +172,9 @@ std::string activity_select_list(const QueryFilters& filters, const std::string&
       columns += std::string(", ") + (on ? source + name : std::string("0")) + " AS " + name;
     }
   }
-  return activity_events(filters, source) + " AS events" + columns;
+  const std::string events = filters.failed_only ? "0" : activity_events(filters, source);
+  const std::string failed = filters.ops.empty() ? source + "failed" : "NULL";
+  return events + " AS events, " + failed + " AS failed" + columns;
 }
 
 // Lower bound of the event rows of an activity row that match the --op
@@ -178,6 +183,10 @@ std::string activity_select_list(const QueryFilters& filters, const std::string&
 // where their :limit rows lie.
 std::string activity_rows(const QueryFilters& filters, const std::string& source) {
   const std::string rows = "coalesce(" + source + "rows, " + source + "events)";
+  // Rows of failed events: at least those that are not rows of the others
+  // (no more than their events); per operation, unknown.
+  if (filters.failed_only)
+    return filters.ops.empty() ? "max(" + rows + " - " + source + "events, min(1, " + source + "failed))" : "0";
   if (filters.ops.empty()) return rows;
   const std::string selected = "(" + activity_events(filters, source) + ")";
   return "max(" + rows + " - " + source + "events + " + selected + ", min(1, " + selected + "))";
@@ -186,14 +195,17 @@ std::string activity_rows(const QueryFilters& filters, const std::string& source
 // The same columns for a single event row e (for segments at the window's
 // edges); a coalesced row counts its events.
 std::string counted_select_list(const QueryFilters& filters) {
-  std::string columns = "coalesce(e.count, 1) AS events";
+  std::string columns = "(e.status IS NULL) * coalesce(e.count, 1) AS events, " +
+                        std::string(filters.ops.empty() ? "(e.status IS NOT NULL) * coalesce(e.count, 1)" : "NULL") +
+                        " AS failed";
   for (const ActivityColumns& column : activity_columns) {
     const bool on =
         filters.ops.empty() || std::find(filters.ops.begin(), filters.ops.end(), column.op) != filters.ops.end();
     const std::string op = std::to_string(static_cast<int>(column.op));
-    columns += std::string(", ") + (on ? "(e.op = " + op + ") * coalesce(e.count, 1)" : "0") + " AS " + column.count;
+    const std::string counted = "e.op = " + op + " AND e.status IS NULL";
+    columns += std::string(", ") + (on ? "(" + counted + ") * coalesce(e.count, 1)" : "0") + " AS " + column.count;
     if (column.bytes)
-      columns += std::string(", ") + (on ? "CASE WHEN e.op = " + op + " THEN coalesce(e.size, 0) ELSE 0 END" : "0") +
+      columns += std::string(", ") + (on ? "CASE WHEN " + counted + " THEN coalesce(e.size, 0) ELSE 0 END" : "0") +
                  " AS " + column.bytes;
   }
   return columns;
@@ -240,12 +252,14 @@ std::string ops_with_bytes() {
 // matching events are few and are counted directly.
 std::string windowed_minutes(const QueryFilters& filters) {
   const std::string bytes = "CASE WHEN op IN " + ops_with_bytes() + " THEN bytes END";
-  if (filters.by_process() || filters.path)
+  // (windowed_events holds only failed events with --failed, and minute_totals none.)
+  if (filters.by_process() || filters.path || filters.failed_only)
     return "windowed_minutes(minute, op, events, bytes) AS (\n"
            "  SELECT minute, op, events, " + bytes + " FROM (\n"
            "    SELECT time - (time % 60000000000 + 60000000000) % 60000000000 AS minute, op, sum(count) AS events,\n"
            "           sum(coalesce(size, 0)) AS bytes\n"
-           "    FROM windowed_events GROUP BY 1, 2))";
+           "    FROM windowed_events WHERE " + std::string(filters.failed_only ? "status IS NOT NULL" : "status IS NULL") +
+           " GROUP BY 1, 2))";
   return "windowed_minutes(minute, op, events, bytes) AS (\n"
          "  SELECT minute, op, events, " + bytes + " FROM (\n"
          "    SELECT m.minute * 60000000000 AS minute, m.op, m.events, m.bytes FROM minute_totals m\n"
@@ -255,7 +269,7 @@ std::string windowed_minutes(const QueryFilters& filters) {
          "    SELECT time - (time % 60000000000 + 60000000000) % 60000000000, op, sum(count), sum(coalesce(size, 0))\n"
          "    FROM (SELECT coalesce(e.ts, e.id) AS time, e.op, e.size, coalesce(e.count, 1) AS count\n"
          "          FROM window_segments w CROSS JOIN events e ON e.id BETWEEN w.first_id AND w.last_id, bounds b\n"
-         "          WHERE (w.min_time < :whole_minutes_from OR w.max_time >= :whole_minutes_to)\n"
+         "          WHERE (w.min_time < :whole_minutes_from OR w.max_time >= :whole_minutes_to) AND e.status IS NULL\n"
          "            AND coalesce(e.ts, e.id) BETWEEN b.lo AND b.hi" + op_condition(filters) + "\n"
          "            AND (coalesce(e.ts, e.id) < :whole_minutes_from OR coalesce(e.ts, e.id) >= :whole_minutes_to))\n"
          "    GROUP BY 1, 2))";
@@ -298,6 +312,11 @@ std::string filter_ctes(const QueryFilters& filters) {
     on_totals += " AND h.file_id IN " + picked_files;
     on_events += " AND e.file_id IN " + picked_files;
   }
+  if (filters.failed_only) {
+    on_activity += " AND a.failed > 0";
+    on_totals += " AND h.failed > 0";
+    on_events += " AND e.status IS NOT NULL";
+  }
   on_events += " AND coalesce(e.ts, e.id) BETWEEN b.lo AND b.hi" + op_condition(filters);
   // Activity rows of the window's segments that pass the filters. CROSS JOIN
   // fixes the join order SQLite would otherwise guess: with a path, start from
@@ -308,8 +327,8 @@ std::string filter_ctes(const QueryFilters& filters) {
                                   : "window_segments w CROSS JOIN activity a ON a.segment_id = w.segment_id";
   const std::string event_columns =
       "e.id, coalesce(e.ts, e.id), e.process_id, e.tid, e.op, e.file_id, e.offset, e.size, coalesce(e.count, 1), "
-      "CASE WHEN e.count > 1 THEN coalesce(e.end_offset, e.offset + e.size) END";
-  const std::string event_names = "(id, time, process_id, tid, op, file_id, offset, size, count, end_offset)";
+      "CASE WHEN e.count > 1 THEN coalesce(e.end_offset, e.offset + e.size) END, e.status";
+  const std::string event_names = "(id, time, process_id, tid, op, file_id, offset, size, count, end_offset, status)";
 
   std::string sql =
       "bounds(lo, hi) AS (SELECT coalesce(:since, -9223372036854775807), coalesce(:until, 9223372036854775807)),\n"
@@ -317,7 +336,7 @@ std::string filter_ctes(const QueryFilters& filters) {
       "  SELECT s.segment_id, s.hour, s.first_id, s.last_id, s.min_time, s.max_time, s.events,\n"
       "         s.min_time >= b.lo AND s.max_time <= b.hi\n"
       "  FROM segments s, bounds b WHERE s.max_time >= b.lo AND s.min_time <= b.hi),\n";
-  if (filters.by_process() || filters.path) {
+  if (filters.by_process() || filters.path || filters.failed_only) {
     // The id ranges of the matching activity rows, overlapping ones merged, so
     // that each event is read at most once however many rows point at it.
     sql +=
@@ -381,7 +400,7 @@ std::string filter_ctes(const QueryFilters& filters) {
         // that many events lie; no event after it can be among the first
         // :limit, and only segments starting before it hold the rest.
         // (Segments count every operation: with --op there is no such bound.)
-        + (filters.ops.empty()
+        + (filters.ops.empty() && !filters.failed_only
                ? "oldest_bound(time) AS (\n"
                  "  SELECT coalesce(min(max_time), 9223372036854775807) FROM (\n"
                  "    SELECT max_time, sum(events) OVER (ORDER BY max_time ROWS UNBOUNDED PRECEDING) AS up_to\n"
@@ -416,7 +435,7 @@ std::string filter_ctes(const QueryFilters& filters) {
       windowed_minutes(filters) + ",\n";
   // Per operation: without a process or path the minute totals hold them
   // (a few thousand rows a day); with one, the matching activity rows.
-  if (filters.by_process() || filters.path)
+  if ((filters.by_process() || filters.path) && !filters.failed_only)
     sql += "windowed_op_totals(op, events, bytes) AS (\n" + unpivoted_operations("") + "),\n"
            "windowed_ops(hour, op, events, bytes) AS (\n" + unpivoted_operations("hour") + ")";
   else
@@ -459,6 +478,7 @@ void add_filter_params(const QueryFilters& filters, Params& params) {
   if (filters.process) params["process"] = *filters.process;
   if (filters.user) params["user"] = *filters.user;
   if (filters.path) params["path"] = *filters.path;
+  if (filters.failed_only) params["failed_only"] = "1";
 }
 
 void judge_path_breadth(SQLite::Database& db, QueryFilters& filters) {

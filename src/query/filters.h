@@ -9,7 +9,8 @@
 //   bounds(lo, hi)            the time window in ns
 //   window_segments(...)      segments overlapping it; inside = wholly inside
 //   windowed_events(...)      the matching events themselves, exact to the ns:
-//                             id, time, process_id, tid, op, file_id, offset, size
+//                             id, time, process_id, tid, op, file_id, offset, size,
+//                             count, end_offset, status
 //   newest_events(...)        the same columns, but for newest-first listings
 //                             of at most :limit rows (default 50): it may
 //                             leave out matching events older than those
@@ -20,9 +21,12 @@
 //                             inside the window, and one row per event in the
 //                             segments at its edges, so a key can have several
 //                             rows: always add them up. Columns segment_id,
-//                             hour, process_id, file_id, events and the
-//                             per-operation columns of activity (unselected
-//                             --op operations are 0)
+//                             hour, process_id, file_id, events, failed and
+//                             the per-operation columns of activity (unselected
+//                             --op operations are 0). events and the
+//                             per-operation columns leave out the operations
+//                             that failed, which failed counts (NULL with --op;
+//                             with --failed only it counts)
 //   windowed_op_totals(op, events, bytes)        those counts per operation
 //   windowed_ops(hour, op, events, bytes)        and per operation and hour
 //                             (from windowed_minutes when no process or path
@@ -55,6 +59,9 @@ struct QueryFilters {
   std::optional<std::string> user;     // account glob (DOMAIN\\user, or user alone)
   std::optional<std::string> path;     // path glob
   std::vector<Op> ops;                 // empty: every operation
+  // --failed: only operations that failed (events with a status). Without it
+  // the totals leave them out, and the listings show them with their status.
+  bool failed_only = false;
   // The path glob matches many files (see broad_path_files): walk the
   // window's segments instead of each matching file's activity rows.
   bool broad_path = false;

@@ -55,6 +55,25 @@ std::string read_string(const json& object, const char* field, std::string& out)
   return {};
 }
 
+// An NTSTATUS error: a number, or its usual hex form "0xC0000034".
+std::string read_status(const json& object, std::uint32_t& out) {
+  const json& value = object.at("status");
+  std::uint64_t number = 0;
+  if (value.is_string()) {
+    const std::string text = value.get<std::string>();
+    const bool hex = text.size() > 2 && text.size() <= 10 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X') &&
+                     text.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string::npos;
+    if (!hex) return "'status' must be an NTSTATUS (3221225524 or \"0xC0000034\"), not " + describe(value);
+    number = std::stoull(text.substr(2), nullptr, 16);
+  } else if (auto problem = read_unsigned(object, "status", UINT32_MAX, number); !problem.empty()) {
+    return problem;
+  }
+  if (number != 0 && !is_ntstatus_error(static_cast<std::uint32_t>(number)))
+    return "'status' " + describe(value) + " is not an error (an NTSTATUS error is 0xC0000000 or above)";
+  out = static_cast<std::uint32_t>(number);
+  return {};
+}
+
 std::string read_time(const json& object, const char* field, std::int64_t& out) {
   const json& value = object.at(field);
   if (value.is_number_integer()) {
@@ -209,6 +228,9 @@ std::string parse_replay_line(std::string_view line, ReplayRecord& record) {
     } else if (key == "parent_pid") {
       problem = read_unsigned(object, "parent_pid", UINT32_MAX, number);
       record.parent_pid = static_cast<std::uint32_t>(number);
+    } else if (key == "status") {
+      if (value.is_null()) continue;
+      problem = read_status(object, record.event.status);
     } else if (key == "offset" || key == "size") {
       if (value.is_null()) continue;
       problem = read_unsigned(object, key.c_str(), INT64_MAX, number);

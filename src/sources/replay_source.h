@@ -9,7 +9,8 @@
 // 1970), pid, op (a name from the ops table), path. Optional: tid, process
 // (image), process_start (ISO-8601; tells reused pids apart), command_line,
 // user (the process's account), parent_pid, offset and size (bytes, not
-// negative). Blank lines are skipped; any other
+// negative), status (the NTSTATUS error of an operation that failed: a
+// number or "0xC0000034"; 0 or null: it did not fail). Blank lines are skipped; any other
 // line that is not such an object is an error naming the file, the line and
 // the problem, counted as bad input, and either ends the run or is skipped.
 

@@ -26,13 +26,13 @@ void bind_optional(SQLite::Statement& statement, int index, std::int64_t value, 
 // The activity table's counting columns after its key, and how a row that
 // meets an existing one adds to it.
 struct ActivitySql {
-  std::string counts = "events, rows, first_id, last_id";
+  std::string counts = "events, failed, rows, first_id, last_id";
   // rows is NULL while it equals events (see sql/0003_retention.sql).
   std::string updates =
-      "events = events + excluded.events, "
+      "events = events + excluded.events, failed = failed + excluded.failed, "
       "rows = nullif(coalesce(rows, events) + coalesce(excluded.rows, excluded.events), events + excluded.events), "
       "first_id = min(first_id, excluded.first_id), last_id = max(last_id, excluded.last_id)";
-  int count_columns = 4;
+  int count_columns = 5;
   ActivitySql() {
     for (const ActivityColumns& op : activity_columns) {
       for (const char* column : {op.count, op.bytes}) {
@@ -258,10 +258,10 @@ std::uint64_t EventWriter::run_events(bool named) {
     return statement.executeStep() ? static_cast<std::uint64_t>(statement.getColumn(0).getInt64()) : 0;
   };
   const std::uint64_t unnamed = count(
-      "SELECT coalesce(sum(a.events), 0) FROM files f JOIN activity a ON a.file_id = f.file_id AND a.segment_id > ?1 "
-      "WHERE f.path IS NULL");
+      "SELECT coalesce(sum(a.events + a.failed), 0) FROM files f JOIN activity a ON a.file_id = f.file_id "
+      "AND a.segment_id > ?1 WHERE f.path IS NULL");
   if (!named) return unnamed;
-  return count("SELECT coalesce(sum(events), 0) FROM activity WHERE segment_id > ?1") - unnamed;
+  return count("SELECT coalesce(sum(events + failed), 0) FROM activity WHERE segment_id > ?1") - unnamed;
 }
 
 std::int64_t EventWriter::lookup_or_insert_process(const ProcessInfo& info) {
@@ -395,9 +395,16 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
       m_last_event_time = std::max(m_last_event_time, event.time);
       ActivityTotals& totals = m_activity[ActivityKey{m_segment.id, process, file}];
       if (totals.rows == 0) totals.first_id = id;
-      totals.events += event.count;
       ++totals.rows;
       totals.last_id = id;
+      written += event.count;
+      unresolved += m_file_unresolved[event.path] ? event.count : 0;
+      // A failed operation did nothing: it is counted apart (sql/0005).
+      if (event.status != 0) {
+        totals.failed += event.count;
+        continue;
+      }
+      totals.events += event.count;
       const auto op = static_cast<std::size_t>(event.op);
       totals.count[op] += event.count;
       totals.bytes[op] += event.size > 0 ? event.size : 0;
@@ -408,8 +415,6 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
       }
       m_minutes.back().count[op] += event.count;
       m_minutes.back().bytes[op] += event.size > 0 ? event.size : 0;
-      written += event.count;
-      unresolved += m_file_unresolved[event.path] ? event.count : 0;
     }
     insert_pending();
     if (m_segment.id != 0) m_touched.push_back(m_segment);
@@ -420,6 +425,7 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
       m_upsert_activity.bind(++index, static_cast<std::int64_t>(key.process_id));
       m_upsert_activity.bind(++index, static_cast<std::int64_t>(key.file_id));
       m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.events));
+      m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.failed));
       bind_optional(m_upsert_activity, ++index, totals.rows, totals.rows != totals.events);
       m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.first_id));
       m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.last_id));

@@ -109,8 +109,9 @@ class EventWriter {
     std::size_t operator()(const ActivityKey& key) const noexcept;
   };
   struct ActivityTotals {
-    std::int64_t events = 0;    // events (a coalesced row counts its events)
-    std::int64_t rows = 0;      // event rows
+    std::int64_t events = 0;    // events that did not fail (a coalesced row counts its events)
+    std::int64_t failed = 0;    // events that failed (a status), counted nowhere else
+    std::int64_t rows = 0;      // event rows, of both
     std::int64_t first_id = 0;
     std::int64_t last_id = 0;
     std::int64_t count[op_count] = {};  // events per Op

@@ -11,7 +11,8 @@ namespace {
 // INSERT INTO hour_totals ... SELECT the activity of segment ?1, adding to
 // rows that exist. The per-operation columns come from activity_columns.
 std::string fold_sql() {
-  std::string columns = "events", selected = "a.events", sums = "events = events + excluded.events";
+  std::string columns = "events, failed", selected = "a.events, a.failed",
+              sums = "events = events + excluded.events, failed = failed + excluded.failed";
   for (const ActivityColumns& op : activity_columns) {
     for (const char* column : {op.count, op.bytes}) {
       if (!column) continue;
@@ -89,7 +90,7 @@ void Pruner::prune_segment(std::int64_t segment_id, PruneResult& result) {
   const std::int64_t max_time = m_segment.getColumn(2).getInt64();
   m_segment.reset();
   SQLite::Statement count(m_db,
-                          "SELECT coalesce(sum(coalesce(rows, events)), 0), coalesce(sum(events), 0) "
+                          "SELECT coalesce(sum(coalesce(rows, events)), 0), coalesce(sum(events + failed), 0) "
                           "FROM activity WHERE segment_id = ?1");
   count.bind(1, segment_id);
   count.executeStep();
@@ -133,7 +134,7 @@ bool Pruner::prune_total_hour(PruneResult& result) {
   SQLite::Statement mark(m_db,
                          "UPDATE retention SET totals_pruned_before = max(coalesce(totals_pruned_before, ?1), ?1), "
                          "totals_pruned_events = totals_pruned_events + "
-                         "(SELECT coalesce(sum(events), 0) FROM hour_totals WHERE hour = ?3), last_prune_at = ?2");
+                         "(SELECT coalesce(sum(events + failed), 0) FROM hour_totals WHERE hour = ?3), last_prune_at = ?2");
   mark.bind(1, (hour + 1) * ns_per_hour);
   mark.bind(2, static_cast<std::int64_t>(now_ns()));
   mark.bind(3, hour);
