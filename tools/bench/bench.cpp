@@ -51,6 +51,7 @@
 #include "store/collection.h"
 #include "store/database.h"
 #include "store/event_writer.h"
+#include "decoder_bench.h"
 #include "stream.h"
 
 namespace fs = std::filesystem;
@@ -630,6 +631,8 @@ int main(int argc, char** argv) {
     ("only", "run only these of a,b,c,d,e,f (default: all)", cxxopts::value<std::string>()->default_value("abcdef"))
     ("queries", "time every report on the --db database (made first, by (c), if it does not exist)")
     ("import", "time reading, decoding and importing this .etl file instead", cxxopts::value<std::string>())
+    ("decoder", "time the ETW decoder on N synthetic FileIo operations, with and without their OperationEnd",
+      cxxopts::value<std::uint64_t>())
     ("h,help", "show this help");
   // clang-format on
   try {
@@ -665,6 +668,7 @@ int main(int argc, char** argv) {
       if (!args.count("dir")) fs::remove_all(dir);
       return status;
     }
+    if (args.count("decoder")) return bench::decoder_benchmark(args["decoder"].as<std::uint64_t>());
     if (args.count("import")) {
       const fs::path dir = fs::temp_directory_path() / ("etwaudit-bench-" + std::to_string(getpid()));
       fs::create_directories(dir);
