@@ -7,7 +7,8 @@ what the live ETW collector records against what the script itself did:
     while the collector runs (the start-up file-name rundown);
   - a file created, written, read, renamed and deleted shows each operation,
     the create as a create;
-  - opening a missing file is a failed open (status 0xC0000034), not an open;
+  - opening a missing file is a failed open (status 0xC0000034), not an open,
+    and the totals count it as failed, not as an operation;
   - reading 64 KiB of a 100-byte file records 100 bytes;
   - the first event's time is within 1 s of the wall clock when it happened;
   - `etwaudit stop` stops the collector: exit 0 and its final summary;
@@ -146,6 +147,8 @@ Check 'a file created, written, read, renamed and deleted shows each, the create
     (@('create', 'write', 'read', 'rename', 'delete' | Where-Object { $ops -notmatch "\b$_\b" }).Count -eq 0) "ops: $ops"
 $failedOpen = Query-Scalar $db "SELECT op || ' ' || coalesce(status, 'no status') FROM v_events WHERE $(Path-Is $missing) LIMIT 1"
 Check 'opening a missing file is a failed open' ($failedOpen -eq 'open 0xC0000034') "recorded: $failedOpen"
+$counted = Query-Scalar $db "SELECT coalesce(sum(a.events), 0) || ' ' || coalesce(sum(a.failed), 0) FROM activity a JOIN files f USING (file_id) WHERE f.$(Path-Is $missing)"
+Check 'the failed open is counted as failed, not as an operation' ($counted -match '^0 [1-9]') "events, failed: $counted"
 $smallRead = Query-Scalar $db "SELECT max(size) FROM v_events WHERE $(Path-Is $small) AND op = 'read'"
 Check 'reading 64 KiB of a 100-byte file records 100 bytes' ($smallRead -eq '100' -and $readBytes -eq 100) "recorded: $smallRead, read: $readBytes"
 $firstNs = Query-Scalar $db "SELECT min(time_ns) FROM v_events WHERE $(Path-Is $created) OR $(Path-Is $renamed)"
