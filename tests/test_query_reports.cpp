@@ -103,11 +103,11 @@ TEST_CASE("process-activity shows what a process read and wrote, by image or pid
   QueryFilters filters;
   filters.process = "winword.exe";
   CHECK(fixture.rows("process-activity", filters) ==
-        Rows{"C:\\Program Files\\Office\\WINWORD.EXE|200|C:\\Users\\ada\\Report, \"Q4\".docx|2|8192|1|1000|3|0",
-             "C:\\Program Files\\Office\\WINWORD.EXE|200|C:\\Users\\ada\\\xC3\x84gypten\\bild.jpg|1|2000|0|0|1|0",
-             "C:\\Program Files\\Office\\WINWORD.EXE|200|<unknown>|1|512|0|0|1|0"});
+        Rows{"C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|C:\\Users\\ada\\Report, \"Q4\".docx|2|8192|1|1000|3|0",
+             "C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|C:\\Users\\ada\\\xC3\x84gypten\\bild.jpg|1|2000|0|0|1|0",
+             "C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|<unknown>|1|512|0|0|1|0"});
   filters.process = "300";
-  CHECK(fixture.rows("process-activity", filters) == Rows{"/usr/bin/cp|300|/home/ada/Notes.txt|0|0|1|10|2|0"});
+  CHECK(fixture.rows("process-activity", filters) == Rows{"/usr/bin/cp|300|NULL|/home/ada/Notes.txt|0|0|1|10|2|0"});
 }
 
 TEST_CASE("a --user filter keeps the processes of one account, named with its domain or alone", "[reports]") {

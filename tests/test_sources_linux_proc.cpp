@@ -42,6 +42,23 @@ TEST_CASE("the start time comes from field 22 of /proc/PID/stat, whatever the co
   CHECK_FALSE(boot_time_seconds("cpu 1 2 3\n"));
 }
 
+TEST_CASE("the parent pid is field 4 of /proc/PID/stat, the user the real uid of its status", "[fanotify]") {
+  CHECK(stat_parent_pid("4242 (my) odd (name)) S 1717 4242 4242 0 -1") == 1717u);
+  CHECK_FALSE(stat_parent_pid("4242 (cut short)"));
+  const std::string status = "Name:\tcat\nUmask:\t0022\nState:\tR (running)\nPid:\t4242\nPPid:\t1717\n"
+                             "Uid:\t1000\t0\t0\t0\nGid:\t1000\t1000\t1000\t1000\n";
+  CHECK(status_real_uid(status) == 1000u);  // the real uid, not the effective one of a setuid program
+  CHECK_FALSE(status_real_uid("Name:\tcat\n"));
+}
+
+TEST_CASE("the dynamic loader an exec opens is told from the program", "[fanotify]") {
+  for (const char* loader : {"/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1",
+                             "/lib/ld-musl-x86_64.so.1", "/usr/lib/ld.so.1", "/lib64/ld64.so.2"})
+    CHECK(is_dynamic_loader(loader));
+  for (const char* program : {"/usr/bin/ld", "/usr/bin/ld.bfd", "/usr/bin/ldd", "/usr/bin/cat", "/opt/ld-tools/x"})
+    CHECK_FALSE(is_dynamic_loader(program));
+}
+
 TEST_CASE("command lines and deleted paths read as people expect", "[fanotify]") {
   CHECK(command_line(std::string("cp\0-a\0my file\0/tmp\0", 20)) == "cp -a my file /tmp");
   CHECK(command_line("") == "");

@@ -5,16 +5,17 @@
 # per second, the collector's CPU time per event and the kernel queue
 # overflows (events fanotify dropped before we could read them).
 #
-#   sudo bash tools/bench-fanotify.sh [--workers N] [--files N] [--rounds N]
+#   sudo bash tools/bench-fanotify.sh [--workers N] [--files N] [--rounds N] [--etwaudit PATH]
 #
 # Defaults: 4 workers x 500 files x 50 rounds, each round one write and one
 # read of every file: 100,000 writes and 100,000 reads, 200,000 in all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-workers=4 files=500 rounds=50
+workers=4 files=500 rounds=50 etwaudit=build/etwaudit
 while (($#)); do
   case $1 in
     --workers) workers=$2; shift ;;
+    --etwaudit) etwaudit=$2; shift ;;
     --files) files=$2; shift ;;
     --rounds) rounds=$2; shift ;;
     *) echo "bench-fanotify: unknown argument $1" >&2; exit 2 ;;
@@ -26,7 +27,7 @@ done
 scratch=$(mktemp -d "$PWD/.bench-fanotify.XXXXXX")
 trap 'kill $collector_pid 2>/dev/null || true; rm -rf "$scratch"' EXIT
 mkdir "$scratch/work"
-build/etwaudit collect --db "$scratch/audit.db" --mount "$scratch/work" --quiet 2>"$scratch/collect.txt" &
+"$etwaudit" collect --db "$scratch/audit.db" --mount "$scratch/work" --quiet 2>"$scratch/collect.txt" &
 collector_pid=$!
 sleep 1.5
 

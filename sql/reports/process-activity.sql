@@ -2,7 +2,7 @@
 -- description: What a process (image glob or pid) read and wrote, per file.
 -- argument: process  an image glob (notepad.exe, *\Office16\*) or a pid
 -- param: limit  rows (default 1000)
-SELECT p.image AS process, p.pid, f.name AS path,
+SELECT p.image AS process, p.pid, p.user, f.name AS path,
        t.reads, t.read_bytes, t.writes, t.write_bytes, t.events, t.failed
 FROM (
   SELECT process_id, file_id,

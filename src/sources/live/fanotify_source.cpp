@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <pwd.h>
 #include <sys/fanotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -46,10 +47,6 @@ std::string fd_path(int fd) {
 }
 
 constexpr std::int64_t recheck_ns = 250'000'000;  // a pid is not reused faster than this
-// How long after its FAN_OPEN_EXEC a process is looked up at every event,
-// until /proc shows its new program: execve opens and reads the program and
-// its interpreter (events of the pid) before the process takes the new image.
-constexpr std::int64_t exec_window_ns = 1'000'000'000;
 
 std::int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -218,6 +215,7 @@ void FanotifySource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSt
   m_stats = &stats;
   // Large enough for many events per read; fanotify returns whole events only.
   alignas(fanotify_event_metadata) static thread_local char buffer[256 * 1024];
+  alignas(fanotify_event_metadata) static thread_local char name_buffer[256 * 1024];
   const std::size_t read_size = std::min(sizeof buffer, m_read_size);
   pollfd fds[3] = {{m_wake_fd, POLLIN, 0}, {m_content_fd, POLLIN, 0}, {m_name_fd, POLLIN, 0}};
   while (!queue.closed()) {
@@ -227,24 +225,37 @@ void FanotifySource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSt
       return;
     }
     if (fds[0].revents) return;
-    for (int group = 1; group <= 2; ++group) {
-      if (!(fds[group].revents & POLLIN)) continue;
-      for (;;) {
-        const ssize_t length = ::read(fds[group].fd, buffer, read_size);
-        if (length < 0) {
-          if (errno == EAGAIN || errno == EINTR) break;
-          m_error = errno_text("read of the fanotify queue", errno);
-          return;
-        }
-        if (length == 0) break;
-        if (group == 1)
-          read_content_events(buffer, length);
-        else
-          read_name_events(buffer, length);
-        if (static_cast<std::size_t>(length) < read_size / 2) break;  // drained for now
+    // The content group first, until it is drained: a process's exec opens
+    // are there, queued before the creates, deletes and renames it went on
+    // to do, which the name group holds. And once a buffer of names is read,
+    // the content events queued meanwhile go first, for the same reason.
+    if (fds[1].revents & POLLIN && !drain_content(buffer, read_size)) return;
+    if (fds[2].revents & POLLIN) {
+      const ssize_t length = ::read(m_name_fd, name_buffer, read_size);
+      if (length < 0 && errno != EAGAIN && errno != EINTR) {
+        m_error = errno_text("read of the fanotify queue", errno);
+        return;
       }
+      if (m_content_fd >= 0 && !drain_content(buffer, read_size)) return;
+      if (length > 0) read_name_events(name_buffer, length);
     }
   }
+}
+
+bool FanotifySource::drain_content(char* buffer, std::size_t read_size) {
+  // At most 16 buffers: a flood of content events must not hold the names back for long.
+  for (int buffers = 0; buffers < 16; ++buffers) {
+    const ssize_t length = ::read(m_content_fd, buffer, read_size);
+    if (length < 0) {
+      if (errno == EAGAIN || errno == EINTR) return true;
+      m_error = errno_text("read of the fanotify queue", errno);
+      return false;
+    }
+    if (length == 0) return true;
+    read_content_events(buffer, length);
+    if (static_cast<std::size_t>(length) < read_size / 2) return true;  // drained for now
+  }
+  return true;
 }
 
 void FanotifySource::emit(Op op, std::uint32_t process, std::uint32_t path, std::int64_t time) {
@@ -283,35 +294,52 @@ bool FanotifySource::for_each_event(const char* buffer, long length, Visit visit
   return true;
 }
 
+namespace {
+// The path of an event's descriptor, without the " (deleted)" of a file that
+// has no name any more.
+std::string event_path(int fd) {
+  std::string path = fd_path(fd);
+  if (path.size() > 10 && path.compare(path.size() - 10, 10, " (deleted)") == 0) {
+    struct stat info {};
+    const bool deleted = ::fstat(fd, &info) == 0 && info.st_nlink == 0;
+    path = std::string(linux_proc::without_deleted_suffix(path, deleted));
+  }
+  return path;
+}
+}  // namespace
+
 void FanotifySource::read_content_events(const char* buffer, long length) {
   const std::int64_t time = now_ns();
   const std::uint64_t buffer_number = ++m_buffers;
-  // Paths first, for the whole buffer: a file can be renamed or deleted at
-  // any moment, and its descriptor only tells the name it has now.
+  // Processes first, in the order of the events: a short-lived process is
+  // still in /proc for a moment, and its exec opens say what it runs. Then
+  // the paths: a file can be renamed or deleted at any moment, and its
+  // descriptor only tells the name it has now.
   m_pending.clear();
   const bool whole = for_each_event(buffer, length, [&](const fanotify_event_metadata& event, const char*) {
     if (event.fd < 0) return;
-    std::string path = fd_path(event.fd);
-    if (path.size() > 10 && path.compare(path.size() - 10, 10, " (deleted)") == 0) {
-      struct stat info {};
-      const bool deleted = ::fstat(event.fd, &info) == 0 && info.st_nlink == 0;
-      path = std::string(linux_proc::without_deleted_suffix(path, deleted));
+    const auto pid = static_cast<std::uint32_t>(event.pid);
+    PendingEvent pending{event.fd, 0, 0, event.mask};
+    if (event.mask & FAN_OPEN_EXEC) {
+      const std::string path = event_path(event.fd);
+      pending.path = m_catalog->intern_path(path);
+      pending.process = exec_process(pid, path, event.fd, buffer_number);
+      ::close(event.fd);
+      pending.fd = -1;
+    } else {
+      pending.process = process(pid, buffer_number);
     }
-    ::close(event.fd);
-    m_pending.push_back({m_catalog->intern_path(path), static_cast<std::uint32_t>(event.pid), event.mask});
+    m_pending.push_back(pending);
   });
-  if (!whole) return;
-  for (const auto& pending : m_pending) {
-    // The pid is about to run another program: look it up at each of its
-    // events until it does (or a moment has passed: it may exec the same one).
-    const std::uint32_t process_id = process(pending.pid, buffer_number);
-    if (pending.mask & FAN_OPEN_EXEC) {
-      if (auto found = m_processes.find(pending.pid); found != m_processes.end())
-        found->second.exec_until = steady_ns() + exec_window_ns;
-    }
-    for (const ContentBit& bit : content_bits)
-      if (pending.mask & bit.mask) emit(bit.op, process_id, pending.path, time);
+  for (PendingEvent& pending : m_pending) {
+    if (pending.fd < 0) continue;
+    pending.path = m_catalog->intern_path(event_path(pending.fd));
+    ::close(pending.fd);
   }
+  if (!whole) return;
+  for (const PendingEvent& pending : m_pending)
+    for (const ContentBit& bit : content_bits)
+      if (pending.mask & bit.mask) emit(bit.op, pending.process, pending.path, time);
 }
 
 void FanotifySource::read_name_events(const char* buffer, long length) {
@@ -365,46 +393,106 @@ std::string FanotifySource::directory_path(const std::int32_t fsid[2], const voi
 }
 
 std::uint32_t FanotifySource::process(std::uint32_t pid, std::uint64_t buffer) {
-  auto found = m_processes.find(pid);
-  // With exec events a lookup is good until the pid could have been reused
-  // (or, after an exec, until /proc shows the new program); without them,
-  // for this buffer of events only.
   const std::int64_t now = steady_ns();
-  if (found != m_processes.end() && now >= found->second.exec_until &&
-      (m_sees_exec ? now - found->second.checked_at < recheck_ns : found->second.checked_in == buffer))
-    return found->second.id;
-
+  auto found = m_processes.find(pid);
+  if (found != m_processes.end()) {
+    ProcessEntry& entry = found->second;
+    // With exec events an identity is good until the pid could have been
+    // reused; without them, for this buffer of events only.
+    if (m_sees_exec ? now - entry.checked_at < recheck_ns : entry.checked_in == buffer) return entry.id;
+  }
   const std::string proc = "/proc/" + std::to_string(pid);
   const auto start_ticks = linux_proc::stat_start_ticks(read_file(proc + "/stat"));
-  if (!start_ticks) {
-    // Gone already: what we knew, or the pid alone (also when it went in the
-    // middle of an exec: which program its last events were is not known).
-    if (found != m_processes.end() && now >= found->second.exec_until) return found->second.id;
-    const std::uint32_t id = m_catalog->intern_process(pid, 0, {});
-    m_processes[pid] = ProcessEntry{id, 0, {}, buffer, now};
-    return id;
+  if (found != m_processes.end()) {
+    ProcessEntry& entry = found->second;
+    // Gone, or exited and not reaped (no exe any more): the last good
+    // identity. The same process, unless it exec'd a program we did not see
+    // opened (on a filesystem not watched, or without exec events).
+    const std::string exe(linux_proc::without_deleted_suffix(read_link(proc + "/exe"), true));
+    const bool same = !start_ticks || (*start_ticks == entry.start_ticks && entry.start_ticks != 0);
+    if (same && (exe.empty() || entry.exe.empty() || exe == entry.exe)) {
+      if (!exe.empty()) entry.exe = exe;
+      entry.checked_in = buffer;
+      entry.checked_at = now;
+      return entry.id;
+    }
   }
-  std::string image(linux_proc::without_deleted_suffix(read_link(proc + "/exe"), true));
-  const bool same_start = found != m_processes.end() && found->second.start_ticks == *start_ticks;
-  // The same process, unless it has exec'd another program since. One that
-  // has exited (a zombie until reaped) has no exe any more: still the same,
-  // unless it exited right after an exec, which only its name then tells.
-  if (same_start && ((image.empty() && now >= found->second.exec_until) || found->second.image == image)) {
-    found->second.checked_in = buffer;
-    found->second.checked_at = now;
+  return describe(pid, start_ticks, {}, buffer, now, false);
+}
+
+std::uint32_t FanotifySource::exec_process(std::uint32_t pid, const std::string& path, int fd, std::uint64_t buffer) {
+  const std::int64_t now = steady_ns();
+  // The other opens of an execve: the dynamic loader of an ELF program, and
+  // the interpreter of a script. The program is the one opened first.
+  if (linux_proc::is_dynamic_loader(path)) return process(pid, buffer);
+  auto found = m_processes.find(pid);
+  if (found != m_processes.end() && found->second.script) {
+    found->second.script = false;
     return found->second.id;
   }
-  if (image.empty()) {  // a kernel thread or a zombie: its name, as ps shows it
-    std::string name = read_file(proc + "/comm");
-    while (!name.empty() && name.back() == '\n') name.pop_back();
-    if (!name.empty()) image = "[" + name + "]";
+  // A new program for pid: execve opens it before the process becomes it,
+  // and a short-lived one may be gone before this is read.
+  char magic[2] = {};
+  const bool script = ::pread(fd, magic, sizeof magic, 0) == 2 && magic[0] == '#' && magic[1] == '!';
+  const auto start_ticks = linux_proc::stat_start_ticks(read_file("/proc/" + std::to_string(pid) + "/stat"));
+  std::optional<std::uint64_t> start = start_ticks;
+  // Gone already: the process we knew under pid, if we saw it a moment ago.
+  if (!start && found != m_processes.end() && now - found->second.checked_at < recheck_ns &&
+      found->second.start_ticks != 0)
+    start = found->second.start_ticks;
+  const std::uint32_t id = describe(pid, start, path, buffer, now, script);
+  m_processes[pid].exe.clear();  // /proc may still show the program before the exec
+  return id;
+}
+
+std::uint32_t FanotifySource::describe(std::uint32_t pid, std::optional<std::uint64_t> start_ticks, std::string image,
+                                       std::uint64_t buffer, std::int64_t now, bool script) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  ProcessInfo info;
+  info.pid = pid;
+  std::string exe;
+  if (start_ticks) {
+    info.start_time =
+        m_boot_ns ? m_boot_ns + static_cast<std::int64_t>(*start_ticks) * ns_per_second / m_ticks_per_second : 0;
+    const std::string stat = read_file(proc + "/stat");
+    info.parent_pid = linux_proc::stat_parent_pid(stat).value_or(0);
+    if (auto uid = linux_proc::status_real_uid(read_file(proc + "/status"))) info.user = user_name(*uid);
+    exe = std::string(linux_proc::without_deleted_suffix(read_link(proc + "/exe"), true));
+    // The command line is the program's once the exec has taken effect (the
+    // exe is then the program, or for a script its interpreter).
+    if (!exe.empty() && (image.empty() || exe == image || script))
+      info.command_line = linux_proc::command_line(read_file(proc + "/cmdline"));
+    if (image.empty()) image = exe;
+    if (image.empty()) {  // a kernel thread or a zombie: its name, as ps shows it
+      std::string name = read_file(proc + "/comm");
+      while (!name.empty() && name.back() == '\n') name.pop_back();
+      if (!name.empty()) image = "[" + name + "]";
+    }
   }
-  const std::int64_t start_time =
-      m_boot_ns ? m_boot_ns + static_cast<std::int64_t>(*start_ticks) * ns_per_second / m_ticks_per_second : 0;
-  const std::string command_line = linux_proc::command_line(read_file(proc + "/cmdline"));
-  ProcessEntry entry{m_catalog->intern_process(pid, start_time, image, command_line), *start_ticks, image, buffer, now};
+  info.image = image;
+  ProcessEntry entry;
+  entry.id = m_catalog->intern_process(info);
+  entry.start_ticks = start_ticks.value_or(0);
+  entry.image = std::move(image);
+  entry.exe = exe;
+  entry.checked_in = buffer;
+  entry.checked_at = now;
+  entry.script = script;
   m_processes[pid] = entry;
   return entry.id;
+}
+
+std::string FanotifySource::user_name(std::uint32_t uid) {
+  auto found = m_user_names.find(uid);
+  if (found != m_user_names.end()) return found->second;
+  passwd entry {};
+  passwd* result = nullptr;
+  char buffer[4096];
+  std::string name = ::getpwuid_r(uid, &entry, buffer, sizeof buffer, &result) == 0 && result
+                         ? std::string(result->pw_name)
+                         : std::to_string(uid);
+  m_user_names.emplace(uid, name);
+  return name;
 }
 
 }  // namespace etwaudit

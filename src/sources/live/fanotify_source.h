@@ -19,17 +19,27 @@
 // offsets or sizes, so a row on Linux means "at least once around this
 // time", and offset and size stay NULL.
 //
-// Processes are identified by pid and start time (/proc/PID/stat) with
-// their executable and command line, looked up when their first event is
-// read, again after the process execs another program (FAN_OPEN_EXEC, Linux
-// 5.0; before it, for every buffer of events read), and at most every 250 ms
-// in case the pid was reused. A process that has exited but not been
-// reaped is named by its command name ("[cat]"); one already gone is
-// recorded with its pid alone. Events of our own process are dropped here, before the queue.
+// Processes are identified by pid and start time (/proc/PID/stat). Their
+// program is the one execve opened (FAN_OPEN_EXEC, Linux 5.0): the first
+// executable a pid opens for exec is the program, so a process that exits
+// at once is still named by its program, whatever /proc says by the time its
+// events are read. The dynamic loader execve opens next is not the program;
+// for a #! script, the script is the program (its interpreter is the first
+// word of its command line). A process first seen without an exec (started
+// before the collector, or a fork) is looked up in /proc: its executable
+// (/proc/PID/exe), or its command name ("[cat]") when it has exited but not
+// been reaped, or its pid alone when it is gone. Once known, a (pid, start
+// time) keeps its identity until it execs again: /proc is asked again at
+// most every 250 ms (for every buffer of events without FAN_OPEN_EXEC), in
+// case the pid was reused, and only a different start time replaces it.
+// The parent pid, the user (the real uid's name) and the command line are
+// taken from /proc while the process is there. Events of our own process are
+// dropped here, before the queue.
 // A kernel queue overflow (FAN_Q_OVERFLOW) is counted as lost.
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -70,10 +80,11 @@ class FanotifySource final : public EventSource {
   struct ProcessEntry {
     std::uint32_t id = 0;           // catalog id
     std::uint64_t start_ticks = 0;  // /proc/PID/stat field 22; 0: unknown
-    std::string image;
-    std::uint64_t checked_in = 0;  // the buffer of events it was last checked for
-    std::int64_t checked_at = 0;   // and when (steady clock ns)
-    std::int64_t exec_until = 0;   // while steady clock ns < this, an exec may not have taken effect yet
+    std::string image;              // the program (from its exec, or /proc/PID/exe)
+    std::string exe;                // /proc/PID/exe as last seen; empty: not seen since the exec
+    std::uint64_t checked_in = 0;   // the buffer of events it was last checked for
+    std::int64_t checked_at = 0;    // and when (steady clock ns)
+    bool script = false;            // the exec'd program is a #! script whose interpreter has not been opened yet
   };
   struct Filesystem {
     std::int32_t fsid[2];
@@ -87,11 +98,21 @@ class FanotifySource final : public EventSource {
   template <typename Visit>
   bool for_each_event(const char* buffer, long length, Visit visit);
   void read_content_events(const char* buffer, long length);
+  // Reads and decodes the content group's queued events; false (error() says
+  // why) when it cannot be read.
+  bool drain_content(char* buffer, std::size_t read_size);
   void read_name_events(const char* buffer, long length);
   std::string directory_path(const std::int32_t fsid[2], const void* handle);
   // The catalog id of pid's process (buffer: the number of the buffer of
   // events being read).
   std::uint32_t process(std::uint32_t pid, std::uint64_t buffer);
+  // The same for an exec open of path (fd: the opened program) by pid.
+  std::uint32_t exec_process(std::uint32_t pid, const std::string& path, int fd, std::uint64_t buffer);
+  // A new identity for pid from /proc (image: the program when known, else
+  // /proc/PID/exe or the command name); also the entry it is kept in.
+  std::uint32_t describe(std::uint32_t pid, std::optional<std::uint64_t> start_ticks, std::string image,
+                         std::uint64_t buffer, std::int64_t now, bool script);
+  std::string user_name(std::uint32_t uid);
   void emit(Op op, std::uint32_t process, std::uint32_t path, std::int64_t time);
 
   FanotifyOptions m_options;
@@ -104,6 +125,7 @@ class FanotifySource final : public EventSource {
   std::vector<std::string> m_watched;
   std::vector<std::string> m_limitations;
   std::unordered_map<std::uint32_t, ProcessEntry> m_processes;
+  std::unordered_map<std::uint32_t, std::string> m_user_names;  // uid -> name (or the number)
   std::int64_t m_boot_ns = 0;  // boot time, ns since epoch
   long m_ticks_per_second = 100;
   std::atomic<std::uint64_t> m_overflows{0};
@@ -113,11 +135,12 @@ class FanotifySource final : public EventSource {
   std::string m_error;
 
   struct PendingEvent {
-    std::uint32_t path;  // catalog id
-    std::uint32_t pid;
+    int fd;                // the event's descriptor, until its path is read
+    std::uint32_t path;    // catalog id, once read
+    std::uint32_t process; // catalog id
     std::uint64_t mask;
   };
-  std::vector<PendingEvent> m_pending;  // one buffer's events, named, waiting for their processes
+  std::vector<PendingEvent> m_pending;  // one buffer's events, their processes known, waiting for their paths
 
   // During run().
   BoundedQueue<FileEvent>* m_queue = nullptr;

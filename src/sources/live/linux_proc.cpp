@@ -82,14 +82,42 @@ std::vector<Mount> default_watch_mounts(const std::vector<Mount>& mounts, const 
   return picked;
 }
 
-std::optional<std::uint64_t> stat_start_ticks(std::string_view stat) {
+namespace {
+// Field number (counted from 1, as proc(5) does) of /proc/PID/stat, from 3 on.
+template <typename Number>
+std::optional<Number> stat_field(std::string_view stat, std::size_t number) {
+  // The command name (field 2) is in parentheses and may itself hold ") ".
   const std::size_t name_end = stat.rfind(')');
   if (name_end == std::string_view::npos || name_end + 2 > stat.size()) return std::nullopt;
-  // Fields from 3 (state) on, after the command name.
   const auto fields = split(stat.substr(name_end + 2), ' ');
-  constexpr std::size_t start_time_field = 22 - 3;
-  if (fields.size() <= start_time_field) return std::nullopt;
-  return to_number<std::uint64_t>(fields[start_time_field]);
+  if (fields.size() <= number - 3) return std::nullopt;
+  return to_number<Number>(fields[number - 3]);
+}
+}  // namespace
+
+std::optional<std::uint64_t> stat_start_ticks(std::string_view stat) {
+  return stat_field<std::uint64_t>(stat, 22);
+}
+
+std::optional<std::uint32_t> stat_parent_pid(std::string_view stat) {
+  return stat_field<std::uint32_t>(stat, 4);
+}
+
+
+std::optional<std::uint32_t> status_real_uid(std::string_view status) {
+  for (std::string_view line : split(status, '\n')) {
+    if (line.rfind("Uid:", 0) != 0) continue;
+    line.remove_prefix(4);
+    while (!line.empty() && (line.front() == '\t' || line.front() == ' ')) line.remove_prefix(1);
+    return to_number<std::uint32_t>(line.substr(0, line.find_first_of("\t ")));
+  }
+  return std::nullopt;
+}
+
+bool is_dynamic_loader(std::string_view path) {
+  const std::string_view name = path.substr(path.rfind('/') + 1);
+  return name.rfind("ld-linux", 0) == 0 || name.rfind("ld-musl", 0) == 0 || name.rfind("ld.so", 0) == 0 ||
+         name.rfind("ld64.so", 0) == 0;
 }
 
 std::optional<std::int64_t> boot_time_seconds(std::string_view proc_stat) {

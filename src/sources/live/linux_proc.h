@@ -30,6 +30,14 @@ std::vector<Mount> default_watch_mounts(const std::vector<Mount>& mounts, const 
 // Field 22 of /proc/PID/stat: the start time in clock ticks after boot. The
 // command name (field 2) is in parentheses and may itself hold ") ".
 std::optional<std::uint64_t> stat_start_ticks(std::string_view stat);
+// Field 4 of /proc/PID/stat: the parent's pid.
+std::optional<std::uint32_t> stat_parent_pid(std::string_view stat);
+// The real uid of /proc/PID/status (the first number of its "Uid:" line).
+std::optional<std::uint32_t> status_real_uid(std::string_view status);
+// Whether an executable opened by execve is the dynamic loader the kernel
+// opens for an ELF program (ld-linux-x86-64.so.2, ld-musl-*.so.1, ld.so.1),
+// not the program itself.
+bool is_dynamic_loader(std::string_view path);
 // "btime" of /proc/stat: boot time in seconds since the epoch.
 std::optional<std::int64_t> boot_time_seconds(std::string_view proc_stat);
 // /proc/PID/cmdline (NUL-separated arguments) as one line, arguments joined
