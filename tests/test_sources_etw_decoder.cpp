@@ -841,8 +841,8 @@ TEST_CASE("a live source names the processes the trace lost, unless the pid now 
   Harness h;
   FakeProcessLookup system;
   h.decoder.set_process_lookup(&system);
-  system.running[700] = {700, base_time - 60'000'000'000, "C:\\Program Files\\Tool\\tool.exe", "tool.exe --sync", 0, {}};
-  system.running[701] = {701, base_time + 1, "C:\\Windows\\System32\\cmd.exe", "cmd", 0, {}};  // created after the event
+  system.running[700] = {700, base_time - 60'000'000'000, "C:\\Program Files\\Tool\\tool.exe", "tool.exe --sync", 0, {}, {}};
+  system.running[701] = {701, base_time + 1, "C:\\Windows\\System32\\cmd.exe", "cmd", 0, {}, {}};  // created after the event
   Io io;
   io.file_key = file_key_a;
   for (std::uint32_t pid : {700u, 700u, 701u, 702u, 4u, unknown_id})
@@ -885,10 +885,10 @@ TEST_CASE("a live source completes rundown and Start processes with the full ima
   h.decoder.set_process_lookup(&system);
   const std::int64_t created = base_time - 3'600'000'000'000;
   // ImageFileName keeps the first 15 bytes of the file name, in any case.
-  system.running[800] = {800, created, "C:\\Program Files\\Microsoft Office\\root\\Office16\\WINWORD.EXE", "", 0, {}};
-  system.running[801] = {801, created, "C:\\Windows\\explorer.exe", "", 0, {}};  // pid reused by another program
-  system.running[802] = {802, base_time + 5, "C:\\Tools\\build-helper.exe", "", 0, {}};
-  system.running[803] = {803, base_time + 5, "C:\\Tools\\late.exe", "", 0, {}};
+  system.running[800] = {800, created, "C:\\Program Files\\Microsoft Office\\root\\Office16\\WINWORD.EXE", "", 0, {}, {}};
+  system.running[801] = {801, created, "C:\\Windows\\explorer.exe", "", 0, {}, {}};  // pid reused by another program
+  system.running[802] = {802, base_time + 5, "C:\\Tools\\build-helper.exe", "", 0, {}, {}};
+  system.running[803] = {803, base_time + 5, "C:\\Tools\\late.exe", "", 0, {}, {}};
   h.decode(classic(known_guid::process, 3, 4, p, process_event(p, 4, 800, "WINWORD.EXE", u"\"WINWORD.EXE\" /n")));
   h.decode(classic(known_guid::process, 3, 4, p, process_event(p, 4, 801, "notepad.exe", u"notepad")));
   // A Start: image from the system, start time from the event.

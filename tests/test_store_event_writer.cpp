@@ -123,6 +123,20 @@ TEST_CASE("a process's parent and account are stored, and v_events shows the acc
   CHECK(f.db().execAndGet("SELECT user FROM v_events WHERE path = 'C:\\report.docx'").getString() ==
         "WORKSTATION\\ada");
   CHECK(f.count("SELECT count(*) FROM v_events WHERE user IS NULL") == 1);  // a process nobody named the account of
+  CHECK(f.count("SELECT count(*) FROM processes WHERE uid IS NULL") == 2);  // no uid on Windows
+}
+
+TEST_CASE("a Linux process's uid is stored beside its user name, root's 0 too", "[writer]") {
+  Fixture f;
+  FileEvent event = f.event(t0, Op::write, "/etc/hosts");
+  ProcessInfo editor;
+  editor.pid = 4242;
+  editor.image = "/usr/bin/vi";
+  editor.uid = 0;
+  editor.user = "root";
+  event.process = f.catalog.intern_process(editor);
+  f.write({event});
+  CHECK(f.count("SELECT count(*) FROM processes WHERE uid = 0 AND user = 'root'") == 1);
 }
 
 TEST_CASE("paths and processes are stored once, across batches and runs", "[writer]") {

@@ -19,6 +19,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -32,6 +33,7 @@ struct ProcessInfo {
   std::string image;            // executable path or name; empty when unknown
   std::string command_line;     // empty when unknown
   std::uint32_t parent_pid = 0; // 0 when unknown
+  std::optional<std::uint32_t> uid;  // Linux: the real uid; none when unknown (and on Windows)
   std::string user;             // DOMAIN\user, or the SID (S-1-5-21-...) when no name is known; empty when unknown
 };
 

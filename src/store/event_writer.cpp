@@ -145,8 +145,8 @@ EventWriter::EventWriter(SQLite::Database& db, Catalog& catalog, SelfExclusion s
                      "SELECT process_id FROM processes WHERE pid = ? AND start_time IS ? AND image IS ? "
                      "ORDER BY process_id LIMIT 1"),
       m_insert_process(db,
-                       "INSERT INTO processes (pid, start_time, image, command_line, parent_pid, user) "
-                       "VALUES (?, ?, ?, ?, ?, ?)"),
+                       "INSERT INTO processes (pid, start_time, image, command_line, parent_pid, user, uid) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?)"),
       m_update_run(db,
                    "UPDATE collector_runs SET last_commit_at = ?, events_received = ?, events_written = ?, "
                    "events_dropped = ?, events_lost = ?, events_excluded = ?, bad_input = ?, unresolved = ?, "
@@ -277,6 +277,7 @@ std::int64_t EventWriter::lookup_or_insert_process(const ProcessInfo& info) {
   bind_identity(m_insert_process);
   bind_text_or_null(m_insert_process, 4, info.command_line);
   bind_optional(m_insert_process, 5, info.parent_pid, info.parent_pid != 0);
+  bind_optional(m_insert_process, 7, info.uid.value_or(0), info.uid.has_value());
   bind_text_or_null(m_insert_process, 6, info.user);
   m_insert_process.exec();
   return m_db.getLastInsertRowid();

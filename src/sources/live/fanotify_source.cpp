@@ -456,7 +456,8 @@ std::uint32_t FanotifySource::describe(std::uint32_t pid, std::optional<std::uin
         m_boot_ns ? m_boot_ns + static_cast<std::int64_t>(*start_ticks) * ns_per_second / m_ticks_per_second : 0;
     const std::string stat = read_file(proc + "/stat");
     info.parent_pid = linux_proc::stat_parent_pid(stat).value_or(0);
-    if (auto uid = linux_proc::status_real_uid(read_file(proc + "/status"))) info.user = user_name(*uid);
+    info.uid = linux_proc::status_real_uid(read_file(proc + "/status"));
+    if (info.uid) info.user = user_name(*info.uid);
     exe = std::string(linux_proc::without_deleted_suffix(read_link(proc + "/exe"), true));
     // The command line is the program's once the exec has taken effect (the
     // exe is then the program, or for a script its interpreter).
