@@ -6,7 +6,7 @@
 
 #include "etl_fixtures.h"
 #include "sources/etl/etl_source.h"
-#include "store/collection.h"
+#include "pipeline/collection.h"
 #include "store/database.h"
 #include "store/event_writer.h"
 #include "temp_dir.h"

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "sources/event_source.h"
-#include "store/collection.h"
+#include "pipeline/collection.h"
 #include "store/checkpointer.h"
 #include "store/collector.h"
 #include "store/database.h"

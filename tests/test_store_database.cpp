@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/file_event.h"
 #include "store/database.h"
 #include "store/database_files.h"
 #include "store/embedded_sql.h"
@@ -60,6 +61,19 @@ TEST_CASE("a maintenance connection (etwaudit prune) deletes without overwriting
   { WriteDatabase create(path); }
   auto db = open_for_maintenance(path, 0);
   CHECK(db->execAndGet("PRAGMA secure_delete").getInt() == 0);
+}
+
+TEST_CASE("ops table names every Op, as the program names it", "[database]") {
+  TempDir dir;
+  WriteDatabase database(dir.file("audit.db"));
+  SQLite::Statement ops(database.db(), "SELECT op, name FROM ops ORDER BY op");
+  int expected = 0;
+  while (ops.executeStep()) {
+    CHECK(ops.getColumn(0).getInt() == expected);
+    CHECK(ops.getColumn(1).getString() == std::string(op_name(static_cast<Op>(expected))));
+    ++expected;
+  }
+  CHECK(expected == op_count);
 }
 
 TEST_CASE("opening an up-to-date database again changes nothing", "[database]") {

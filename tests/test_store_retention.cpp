@@ -9,7 +9,7 @@
 
 #include "core/time_format.h"
 #include "store/activity_columns.h"
-#include "store/collection.h"
+#include "pipeline/collection.h"
 #include "store/database.h"
 #include "store/event_writer.h"
 #include "store/retention.h"

@@ -133,9 +133,11 @@ struct Run {
   RunStats stats;
   std::unique_ptr<EtwLiveSource> source;
   std::thread thread;
+  std::string warnings;  // what the source warned of, a line each
 
   void start() {
     source = std::make_unique<EtwLiveSource>(std::make_unique<ScriptedSession>(script));
+    source->set_warnings([this](const std::string& line) { warnings += line + "\n"; });
     thread = std::thread([this] { source->run(queue, catalog, stats); });
   }
   // Waits (at most 10 s) until the source has asked for the file-name rundown.
@@ -253,12 +255,6 @@ TEST_CASE("a session that ends without being asked to is reported as the reason 
 TEST_CASE("a file-name rundown Windows cannot give is a warning; one that breaks the session ends the run",
           "[windows][etw]") {
   Run run;
-  // What the source writes to stderr, until the end of the test.
-  struct CapturedStderr {
-    std::ostringstream text;
-    std::streambuf* const saved = std::cerr.rdbuf(text.rdbuf());
-    ~CapturedStderr() { std::cerr.rdbuf(saved); }
-  } warnings;
   const auto warning_for = [&](std::string refused) {
     run.script->rundown_refused = std::move(refused);
     run.start();
@@ -267,9 +263,8 @@ TEST_CASE("a file-name rundown Windows cannot give is a warning; one that breaks
     run.source->stop();
     run.thread.join();
     CHECK(run.source->error().empty());
-    CHECK_THAT(warnings.text.str(), Catch::StartsWith("etwaudit collect: warning: no names for files opened before "
-                                                      "the start ("));
-    return warnings.text.str();
+    CHECK_THAT(run.warnings, Catch::StartsWith("warning: no names for files opened before the start ("));
+    return run.warnings;
   };
   SECTION("the calls failed") {
     CHECK_THAT(warning_for("EnableTraceEx2(KernelRundown) failed with error 5"),

@@ -6,7 +6,7 @@
 #include <string>
 #include <thread>
 
-#include "cli/platform.h"
+#include "platform/platform.h"
 #include "core/error.h"
 #include "sources/live/etw_session.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/platform.h"
+#include "platform/platform.h"
 #include "temp_dir.h"
 
 using etwaudit::test::TempDir;

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/platform.h"
+#include "platform/platform.h"
 #include "store/database.h"
 #include "temp_dir.h"
 

@@ -10,13 +10,13 @@
 
 #include "cli/commands.h"
 #include "core/human_format.h"
-#include "cli/platform.h"
+#include "platform/platform.h"
 #include "core/error.h"
 #include "core/glob.h"
 #include "core/time_format.h"
 #include "sources/live/live_source.h"
 #include "sources/replay_source.h"
-#include "store/collection.h"
+#include "pipeline/collection.h"
 #include "store/database.h"
 #include "store/event_writer.h"
 #include "store/retention.h"
@@ -24,7 +24,20 @@
 namespace etwaudit {
 namespace {
 
-std::unique_ptr<EventSource> make_source(const cxxopts::ParseResult& args, const LiveSourceContext& context) {
+// The live source's settings as options of collect (group "live source").
+void add_live_source_options(cxxopts::Options& options) {
+  auto group = options.add_options(std::string("live source (") + live_source_name() + ")");
+  for (const LiveSourceSetting& setting : live_source_settings()) {
+    if (setting.repeatable)
+      group(setting.name, setting.help, cxxopts::value<std::vector<std::string>>());
+    else if (setting.default_value.empty())
+      group(setting.name, setting.help, cxxopts::value<std::string>());
+    else
+      group(setting.name, setting.help, cxxopts::value<std::string>()->default_value(setting.default_value));
+  }
+}
+
+std::unique_ptr<EventSource> make_source(const cxxopts::ParseResult& args, LiveSourceRequest request) {
   const std::string spec = args.count("source") ? args["source"].as<std::string>() : std::string();
   const OnBadInput on_bad_input = args["on-error"].as<std::string>() == "skip" ? OnBadInput::skip : OnBadInput::stop;
   if (spec.rfind("replay:", 0) == 0) {
@@ -33,7 +46,15 @@ std::unique_ptr<EventSource> make_source(const cxxopts::ParseResult& args, const
     if (!std::filesystem::exists(path)) throw Error("replay file '" + path + "' does not exist");
     return std::make_unique<ReplaySource>(path, on_bad_input, std::cerr);
   }
-  if (spec.empty() || spec == live_source_name()) return make_live_source(args, context);
+  if (spec.empty() || spec == live_source_name()) {
+    for (const LiveSourceSetting& setting : live_source_settings()) {
+      if (!args.count(setting.name)) continue;
+      request.settings[setting.name] = setting.repeatable ? args[setting.name].as<std::vector<std::string>>()
+                                                          : std::vector{args[setting.name].as<std::string>()};
+    }
+    request.note = [](const std::string& line) { std::cerr << "etwaudit collect: " << line << "\n"; };
+    return make_live_source(request);
+  }
   throw UsageError("unknown source '" + spec + "' (expected replay:FILE.jsonl" +
                    (*live_source_name() ? std::string(" or ") + live_source_name() : std::string()) + ")");
 }
@@ -138,7 +159,11 @@ int collect_command(int argc, const char* const* argv) {
 
   const std::string db_path = args["db"].as<std::string>();
   RecordFilter filter = record_filter(args);
-  auto source = make_source(args, LiveSourceContext{db_path, current_pid(), filter.ops});
+  LiveSourceRequest live;
+  live.database_path = db_path;
+  live.own_pid = current_pid();
+  live.ops = filter.ops;
+  auto source = make_source(args, std::move(live));
   WriteDatabase database(db_path);
   Catalog catalog;
   RunStats stats;

@@ -9,14 +9,14 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "cli/platform.h"
+#include "platform/platform.h"
 #include "core/device_map.h"
 #include "core/error.h"
 #include "core/fingerprint.h"
 #include "core/human_format.h"
 #include "core/time_format.h"
 #include "sources/etl/etl_source.h"
-#include "store/collection.h"
+#include "pipeline/collection.h"
 #include "store/database.h"
 #include "store/event_writer.h"
 

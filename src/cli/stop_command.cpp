@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "cli/commands.h"
-#include "cli/platform.h"
+#include "platform/platform.h"
 #include "core/error.h"
 #include "core/time_format.h"
 #include "store/writer_lock.h"

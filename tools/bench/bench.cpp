@@ -48,7 +48,7 @@
 #include "query/filters.h"
 #include "query/report.h"
 #include "sources/event_source.h"
-#include "store/collection.h"
+#include "pipeline/collection.h"
 #include "store/database.h"
 #include "store/event_writer.h"
 #include "decoder_bench.h"

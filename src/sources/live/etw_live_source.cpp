@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <iostream>
 #include <thread>
 
-#include "cli/platform.h"
+#include "platform/platform.h"
 #include "core/error.h"
 #include "sources/live/etw_dos_devices.h"
 #include "sources/live/etw_win32.h"
@@ -147,8 +146,8 @@ void EtwLiveSource::request_file_rundown() {
   if (m_stop) return;
   const std::string refused = m_session->request_file_rundown();
   if (refused.empty()) return;
-  std::cerr << "etwaudit collect: warning: no names for files opened before the start (" << refused
-            << "); their events stay unresolved until the rundown at the end\n";
+  m_warn("warning: no names for files opened before the start (" + refused +
+         "); their events stay unresolved until the rundown at the end");
 }
 
 void EtwLiveSource::fail(const std::string& message) {
@@ -174,42 +173,63 @@ const char* live_source_name() {
   return "etw";
 }
 
-void add_live_source_options(cxxopts::Options& options) {
+namespace {
+// A whole number setting, from..to; UsageError naming the option otherwise.
+unsigned number_setting(const LiveSourceRequest& request, const std::string& name, unsigned fallback, unsigned from,
+                        unsigned to, const char* unit) {
+  auto found = request.settings.find(name);
+  if (found == request.settings.end() || found->second.empty()) return fallback;
+  const std::string& text = found->second.back();
+  unsigned long value = 0;
+  std::size_t used = 0;
+  try {
+    value = std::stoul(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || text[0] == '-')
+    throw UsageError("--" + name + " '" + text + "' is not a whole number");
+  if (value < from || value > to)
+    throw UsageError("--" + name + " must be " + std::to_string(from) + " to " + std::to_string(to) + unit +
+                     ", not " + text);
+  return static_cast<unsigned>(value);
+}
+}  // namespace
+
+std::vector<LiveSourceSetting> live_source_settings() {
   const EtwSessionOptions defaults;
-  // clang-format off
-  options.add_options("live source (ETW)")
-    ("etw-session", "name of the ETW session (Windows 8 and later; Windows 7 uses the NT Kernel Logger)",
-      cxxopts::value<std::string>()->default_value(to_utf8(defaults.name)))
-    ("etw-buffer-size", "size of each ETW buffer in KB (4-16384)",
-      cxxopts::value<unsigned>()->default_value(std::to_string(defaults.buffer_size_kb)))
-    ("etw-min-buffers", "ETW buffers allocated at start",
-      cxxopts::value<unsigned>()->default_value(std::to_string(defaults.minimum_buffers)))
-    ("etw-max-buffers", "most ETW buffers; when all are full, ETW loses events",
-      cxxopts::value<unsigned>()->default_value(std::to_string(defaults.maximum_buffers)))
-    ("etw-flush-timer", "seconds before ETW delivers a partly filled buffer (1-60)",
-      cxxopts::value<unsigned>()->default_value(std::to_string(defaults.flush_timer_seconds)));
-  // clang-format on
+  return {
+      {"etw-session", "name of the ETW session (Windows 8 and later; Windows 7 uses the NT Kernel Logger)",
+       to_utf8(defaults.name)},
+      {"etw-buffer-size", "size of each ETW buffer in KB (4-16384)", std::to_string(defaults.buffer_size_kb)},
+      {"etw-min-buffers", "ETW buffers allocated at start", std::to_string(defaults.minimum_buffers)},
+      {"etw-max-buffers", "most ETW buffers; when all are full, ETW loses events",
+       std::to_string(defaults.maximum_buffers)},
+      {"etw-flush-timer", "seconds before ETW delivers a partly filled buffer (1-60)",
+       std::to_string(defaults.flush_timer_seconds)},
+  };
 }
 
-std::unique_ptr<EventSource> make_live_source(const cxxopts::ParseResult& args, const LiveSourceContext&) {
+std::unique_ptr<EventSource> make_live_source(const LiveSourceRequest& request) {
+  const EtwSessionOptions defaults;
   EtwSessionOptions options;
-  options.name = to_wide(args["etw-session"].as<std::string>());
-  options.buffer_size_kb = args["etw-buffer-size"].as<unsigned>();
-  options.minimum_buffers = args["etw-min-buffers"].as<unsigned>();
-  options.maximum_buffers = args["etw-max-buffers"].as<unsigned>();
-  options.flush_timer_seconds = args["etw-flush-timer"].as<unsigned>();
+  if (auto name = request.settings.find("etw-session"); name != request.settings.end() && !name->second.empty())
+    options.name = to_wide(name->second.back());
   if (options.name.empty() || options.name.size() > 1024)
     throw UsageError("--etw-session must have 1 to 1024 characters");
-  if (options.buffer_size_kb < 4 || options.buffer_size_kb > 16384)
-    throw UsageError("--etw-buffer-size must be 4 to 16384 (KB), not " + std::to_string(options.buffer_size_kb));
+  options.buffer_size_kb = number_setting(request, "etw-buffer-size", defaults.buffer_size_kb, 4, 16384, " (KB)");
+  options.minimum_buffers = number_setting(request, "etw-min-buffers", defaults.minimum_buffers, 0, 1u << 20, "");
+  options.maximum_buffers = number_setting(request, "etw-max-buffers", defaults.maximum_buffers, 0, 1u << 20, "");
+  options.flush_timer_seconds = number_setting(request, "etw-flush-timer", defaults.flush_timer_seconds, 1, 60,
+                                               " (seconds)");
   if (options.minimum_buffers < 2 || options.maximum_buffers < options.minimum_buffers)
     throw UsageError("--etw-min-buffers must be at least 2 and at most --etw-max-buffers (" +
                      std::to_string(options.minimum_buffers) + " > " + std::to_string(options.maximum_buffers) + ")");
-  if (options.flush_timer_seconds < 1 || options.flush_timer_seconds > 60)
-    throw UsageError("--etw-flush-timer must be 1 to 60 (seconds), not " + std::to_string(options.flush_timer_seconds));
 
   if (!is_elevated()) throw Error("etwaudit collect needs administrator rights (run elevated or as SYSTEM)");
-  return std::make_unique<EtwLiveSource>(std::move(options));
+  auto source = std::make_unique<EtwLiveSource>(std::move(options));
+  source->set_warnings(request.note);
+  return source;
 }
 
 }  // namespace etwaudit

@@ -24,6 +24,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -83,6 +84,8 @@ class EtwLiveSource final : public EventSource, private EtwRecordHandler {
   void stop() noexcept override;
   std::string error() const override;
   const DeviceMap* device_map() const override { return &m_device_map; }
+  // Where warnings go, a line each (nowhere by default); set before run().
+  void set_warnings(std::function<void(const std::string&)> warn) { m_warn = std::move(warn); }
 
  private:
   void on_record(const RawRecord& record) noexcept override;
@@ -106,6 +109,7 @@ class EtwLiveSource final : public EventSource, private EtwRecordHandler {
   mutable std::mutex m_mutex;        // guards m_error and the wait in run()
   std::condition_variable m_wakeup;  // stop() or the end of ProcessTrace
   std::string m_error;
+  std::function<void(const std::string&)> m_warn = [](const std::string&) {};
 };
 
 }  // namespace etwaudit

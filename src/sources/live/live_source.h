@@ -4,13 +4,14 @@
 // platform compiles exactly one implementation of these functions; others get
 // none_live_source.cpp, which says that no live source exists there.
 //
-// `etwaudit collect` without --source calls them: the platform adds its own
-// options (buffer sizes, mounts), then make_live_source checks privileges and
-// what the OS can do, and throws Error with a message that names the failing
-// call when collecting is impossible.
+// `etwaudit collect` without --source calls them: it offers the platform's
+// settings as options (buffer sizes, mounts), then make_live_source checks
+// privileges and what the OS can do, and throws Error with a message that
+// names the failing call when collecting is impossible.
 
 #include <cstdint>
-#include <cxxopts.hpp>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,20 +21,31 @@
 
 namespace etwaudit {
 
-class DeviceMap;
+// One thing the platform's live source can be told (an option of collect).
+struct LiveSourceSetting {
+  std::string name;           // "mount", "etw-buffer-size"
+  std::string help;           // one line
+  std::string default_value;  // empty: none
+  bool repeatable = false;    // may be given several times
+};
 
-struct LiveSourceContext {
+struct LiveSourceRequest {
   std::string database_path;  // the database being written (never recorded)
   std::uint32_t own_pid = 0;  // our own process (never recorded)
   std::vector<Op> ops;        // --ops: the operations wanted (empty: all); a source may ask the OS for these only
+  // The settings given, each with its values (a default counts as given).
+  std::map<std::string, std::vector<std::string>> settings;
+  // Told what the source watches and what it cannot do here, a line each.
+  std::function<void(const std::string&)> note = [](const std::string&) {};
 };
 
 // "etw", "fanotify", or "" when this platform has no live source.
 const char* live_source_name();
-// Adds the platform's options to `etwaudit collect` (group "live source").
-void add_live_source_options(cxxopts::Options& options);
-// The live source configured from args. Throws Error (exit 1) when it cannot
-// collect here: not enough privileges, or the OS lacks the interface.
-std::unique_ptr<EventSource> make_live_source(const cxxopts::ParseResult& args, const LiveSourceContext& context);
+// The settings of the platform's live source.
+std::vector<LiveSourceSetting> live_source_settings();
+// The live source for request. Throws UsageError for a bad setting, Error
+// when it cannot collect here: not enough privileges, or the OS lacks the
+// interface.
+std::unique_ptr<EventSource> make_live_source(const LiveSourceRequest& request);
 
 }  // namespace etwaudit

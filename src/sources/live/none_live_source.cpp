@@ -9,9 +9,11 @@ const char* live_source_name() {
   return "";
 }
 
-void add_live_source_options(cxxopts::Options&) {}
+std::vector<LiveSourceSetting> live_source_settings() {
+  return {};
+}
 
-std::unique_ptr<EventSource> make_live_source(const cxxopts::ParseResult&, const LiveSourceContext&) {
+std::unique_ptr<EventSource> make_live_source(const LiveSourceRequest&) {
   throw UsageError("no live source exists on this platform: give --source replay:FILE.jsonl");
 }
 

@@ -1,4 +1,4 @@
-#include "cli/platform.h"
+#include "platform/platform.h"
 
 #include <atomic>
 

@@ -1,4 +1,4 @@
-#include "store/collection.h"
+#include "pipeline/collection.h"
 
 #include <atomic>
 #include <exception>

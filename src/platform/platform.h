@@ -1,5 +1,6 @@
 #pragma once
-// The few things the command line needs from the operating system.
+// What the program needs from the operating system about processes, signals
+// and the console: one header, POSIX and Windows in platform.cpp.
 
 #include <cstdint>
 #include <string>
