@@ -93,8 +93,9 @@ FanotifySource::FanotifySource(FanotifyOptions options) : m_options(std::move(op
         "--ops: fanotify reports none of these; on Linux it records open, read, write, close, "
         "close_write, create, delete and rename");
   if (m_content_mask) {
-    m_content_fd = ::fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK, O_RDONLY | O_LARGEFILE | O_CLOEXEC);
-    if (m_content_fd < 0) {
+    m_content_fd.reset(
+        ::fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK, O_RDONLY | O_LARGEFILE | O_CLOEXEC));
+    if (!m_content_fd.valid()) {
       const int error = errno;
       if (error == EPERM) throw Error("etwaudit collect needs root on Linux (fanotify)");
       if (error == ENOSYS)
@@ -103,9 +104,9 @@ FanotifySource::FanotifySource(FanotifyOptions options) : m_options(std::move(op
     }
   }
   if (m_name_mask) {
-    m_name_fd =
-        ::fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME, O_RDONLY | O_CLOEXEC);
-    if (m_name_fd < 0) {
+    m_name_fd.reset(
+        ::fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME, O_RDONLY | O_CLOEXEC));
+    if (!m_name_fd.valid()) {
       const int error = errno;
       if (error == EPERM) throw Error("etwaudit collect needs root on Linux (fanotify)");
       m_limitations.push_back(
@@ -126,8 +127,8 @@ FanotifySource::FanotifySource(FanotifyOptions options) : m_options(std::move(op
     const std::size_t spare = files.rlim_cur > 256 ? files.rlim_cur - 128 : 64;
     m_read_size = std::min<std::size_t>(m_read_size, spare * sizeof(fanotify_event_metadata));
   }
-  m_wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (m_wake_fd < 0) throw Error(errno_text("eventfd", errno));
+  m_wake_fd.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!m_wake_fd.valid()) throw Error(errno_text("eventfd", errno));
 
   if (m_options.mounts.empty()) {
     const auto mounts = linux_proc::default_watch_mounts(linux_proc::parse_mountinfo(read_file("/proc/self/mountinfo")),
@@ -144,11 +145,7 @@ FanotifySource::FanotifySource(FanotifyOptions options) : m_options(std::move(op
   m_ticks_per_second = std::max(1L, ::sysconf(_SC_CLK_TCK));
 }
 
-FanotifySource::~FanotifySource() {
-  for (const Filesystem& filesystem : m_filesystems) ::close(filesystem.mount_fd);
-  for (int fd : {m_content_fd, m_name_fd, m_wake_fd})
-    if (fd >= 0) ::close(fd);
-}
+FanotifySource::~FanotifySource() = default;
 
 void FanotifySource::mark(const std::string& mount_point, const std::string& fs_type, bool given) {
   struct stat info {};
@@ -157,14 +154,14 @@ void FanotifySource::mark(const std::string& mount_point, const std::string& fs_
     return;
   }
   const std::string what = mount_point + (fs_type.empty() ? "" : " (" + fs_type + ")");
-  if (m_content_fd >= 0) {
+  if (m_content_fd.valid()) {
     // The whole filesystem (every mount of it); a mount alone before Linux 4.20.
     // FAN_OPEN_EXEC (Linux 5.0) tells when a process execs another program.
     int result = -1;
     for (const std::uint64_t exec : {std::uint64_t{FAN_OPEN_EXEC}, std::uint64_t{0}}) {
       for (const unsigned int kind : {FAN_MARK_FILESYSTEM, FAN_MARK_MOUNT}) {
         result =
-            ::fanotify_mark(m_content_fd, FAN_MARK_ADD | kind, m_content_mask | exec, AT_FDCWD, mount_point.c_str());
+            ::fanotify_mark(m_content_fd.get(), FAN_MARK_ADD | kind, m_content_mask | exec, AT_FDCWD, mount_point.c_str());
         if (result == 0 || errno != EINVAL) break;
       }
       if (result == 0) {
@@ -181,30 +178,29 @@ void FanotifySource::mark(const std::string& mount_point, const std::string& fs_
     }
   }
   m_watched.push_back(what);
-  if (m_name_fd < 0) return;
-  if (::fanotify_mark(m_name_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, m_name_mask | FAN_ONDIR, AT_FDCWD,
+  if (!m_name_fd.valid()) return;
+  if (::fanotify_mark(m_name_fd.get(), FAN_MARK_ADD | FAN_MARK_FILESYSTEM, m_name_mask | FAN_ONDIR, AT_FDCWD,
                       mount_point.c_str()) != 0) {
     m_limitations.push_back("creates, deletes and renames on " + what +
                             " are not recorded: " + errno_text("fanotify_mark", errno));
     return;
   }
   struct statfs filesystem {};
-  const int mount_fd = ::open(mount_point.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (mount_fd < 0 || ::fstatfs(mount_fd, &filesystem) != 0) {
-    if (mount_fd >= 0) ::close(mount_fd);
+  UniqueFd mount_fd(::open(mount_point.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!mount_fd.valid() || ::fstatfs(mount_fd.get(), &filesystem) != 0) {
     m_limitations.push_back("names of created, deleted and renamed files on " + what +
                             " stay unknown: " + errno_text("open", errno));
     return;
   }
   Filesystem entry{};
   std::memcpy(entry.fsid, &filesystem.f_fsid, sizeof entry.fsid);
-  entry.mount_fd = mount_fd;
-  m_filesystems.push_back(entry);
+  entry.mount_fd = std::move(mount_fd);
+  m_filesystems.push_back(std::move(entry));
 }
 
 void FanotifySource::stop() noexcept {
   const std::uint64_t one = 1;
-  if (m_wake_fd >= 0 && ::write(m_wake_fd, &one, sizeof one) < 0) {
+  if (m_wake_fd.valid() && ::write(m_wake_fd.get(), &one, sizeof one) < 0) {
     // Only a full counter fails, and then a wake-up is pending anyway.
   }
 }
@@ -217,7 +213,7 @@ void FanotifySource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSt
   alignas(fanotify_event_metadata) static thread_local char buffer[256 * 1024];
   alignas(fanotify_event_metadata) static thread_local char name_buffer[256 * 1024];
   const std::size_t read_size = std::min(sizeof buffer, m_read_size);
-  pollfd fds[3] = {{m_wake_fd, POLLIN, 0}, {m_content_fd, POLLIN, 0}, {m_name_fd, POLLIN, 0}};
+  pollfd fds[3] = {{m_wake_fd.get(), POLLIN, 0}, {m_content_fd.get(), POLLIN, 0}, {m_name_fd.get(), POLLIN, 0}};
   while (!queue.closed()) {
     if (::poll(fds, 3, -1) < 0) {
       if (errno == EINTR) continue;
@@ -231,12 +227,12 @@ void FanotifySource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSt
     // the content events queued meanwhile go first, for the same reason.
     if (fds[1].revents & POLLIN && !drain_content(buffer, read_size)) return;
     if (fds[2].revents & POLLIN) {
-      const ssize_t length = ::read(m_name_fd, name_buffer, read_size);
+      const ssize_t length = ::read(m_name_fd.get(), name_buffer, read_size);
       if (length < 0 && errno != EAGAIN && errno != EINTR) {
         m_error = errno_text("read of the fanotify queue", errno);
         return;
       }
-      if (m_content_fd >= 0 && !drain_content(buffer, read_size)) return;
+      if (m_content_fd.valid() && !drain_content(buffer, read_size)) return;
       if (length > 0) read_name_events(name_buffer, length);
     }
   }
@@ -245,7 +241,7 @@ void FanotifySource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSt
 bool FanotifySource::drain_content(char* buffer, std::size_t read_size) {
   // At most 16 buffers: a flood of content events must not hold the names back for long.
   for (int buffers = 0; buffers < 16; ++buffers) {
-    const ssize_t length = ::read(m_content_fd, buffer, read_size);
+    const ssize_t length = ::read(m_content_fd.get(), buffer, read_size);
     if (length < 0) {
       if (errno == EAGAIN || errno == EINTR) return true;
       m_error = errno_text("read of the fanotify queue", errno);
@@ -383,7 +379,7 @@ std::string FanotifySource::directory_path(const std::int32_t fsid[2], const voi
     alignas(file_handle) char copy[sizeof(file_handle) + MAX_HANDLE_SZ];
     if (source->handle_bytes > MAX_HANDLE_SZ) return {};
     std::memcpy(copy, source, sizeof(file_handle) + source->handle_bytes);
-    const int fd = ::open_by_handle_at(filesystem.mount_fd, reinterpret_cast<file_handle*>(copy), O_PATH | O_CLOEXEC);
+    const int fd = ::open_by_handle_at(filesystem.mount_fd.get(), reinterpret_cast<file_handle*>(copy), O_PATH | O_CLOEXEC);
     if (fd < 0) return {};
     std::string path = fd_path(fd);
     ::close(fd);

@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "core/file_event.h"
+#include "platform/unique_fd.h"
 #include "sources/event_source.h"
 
 namespace etwaudit {
@@ -88,7 +89,7 @@ class FanotifySource final : public EventSource {
   };
   struct Filesystem {
     std::int32_t fsid[2];
-    int mount_fd;  // for open_by_handle_at
+    UniqueFd mount_fd;  // for open_by_handle_at
   };
 
   void mark(const std::string& mount_point, const std::string& fs_type, bool given);
@@ -116,9 +117,9 @@ class FanotifySource final : public EventSource {
   void emit(Op op, std::uint32_t process, std::uint32_t path, std::int64_t time);
 
   FanotifyOptions m_options;
-  int m_content_fd = -1;
-  int m_name_fd = -1;  // -1: the kernel cannot report names
-  int m_wake_fd = -1;  // eventfd written by stop()
+  UniqueFd m_content_fd;
+  UniqueFd m_name_fd;  // none: the kernel cannot report names
+  UniqueFd m_wake_fd;  // eventfd written by stop()
   std::uint64_t m_content_mask = 0;
   std::uint64_t m_name_mask = 0;
   std::vector<Filesystem> m_filesystems;

@@ -1,0 +1,36 @@
+#pragma once
+// UniqueFd: a POSIX file descriptor that is closed when its owner goes, also
+// when a constructor throws halfway.
+
+#include <unistd.h>
+
+#include <utility>
+
+namespace etwaudit {
+
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : m_fd(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : m_fd(std::exchange(other.m_fd, -1)) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) reset(std::exchange(other.m_fd, -1));
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd() { reset(); }
+
+  int get() const { return m_fd; }
+  bool valid() const { return m_fd >= 0; }
+  // Closes the descriptor held, if any, and holds fd instead.
+  void reset(int fd = -1) {
+    if (m_fd >= 0) ::close(m_fd);
+    m_fd = fd;
+  }
+
+ private:
+  int m_fd = -1;
+};
+
+}  // namespace etwaudit
