@@ -145,17 +145,6 @@ std::int64_t add_clamped(std::int64_t a, std::int64_t b) noexcept {
   return a + b;
 }
 
-// FILETIME (100 ns since 1601) to ns since 1970, clamped to the int64 range.
-std::int64_t filetime_to_unix_ns(std::uint64_t filetime) noexcept {
-  constexpr std::uint64_t limit = static_cast<std::uint64_t>(int64_max / 100);
-  if (filetime >= filetime_unix_epoch) {
-    const std::uint64_t ticks = filetime - filetime_unix_epoch;
-    return ticks > limit ? int64_max : static_cast<std::int64_t>(ticks) * 100;
-  }
-  const std::uint64_t ticks = filetime_unix_epoch - filetime;
-  return ticks > limit ? int64_min : -static_cast<std::int64_t>(ticks) * 100;
-}
-
 // ticks of a clock running at ticks_per_second (1 to max_ticks_per_second), in
 // ns, clamped to about ±126 years.
 std::int64_t ticks_to_ns(std::int64_t ticks, std::uint64_t ticks_per_second) noexcept {
@@ -451,9 +440,9 @@ void EtlReader::read_logfile_header() {
   m_header.clock_type = load<std::uint32_t>(logfile + boot_time_at_64 + 0x18 - shift);
   m_header.buffers_lost = load<std::uint32_t>(logfile + boot_time_at_64 + 0x1C - shift);
   m_header.start_timestamp_raw = load<std::uint64_t>(record + 0x10);
-  m_header.start_time = filetime_to_unix_ns(start_filetime);
-  m_header.end_time = end_filetime == 0 ? 0 : filetime_to_unix_ns(end_filetime);
-  m_header.boot_time = boot_filetime == 0 ? 0 : filetime_to_unix_ns(boot_filetime);
+  m_header.start_time = unix_ns_from_filetime(start_filetime);
+  m_header.end_time = unix_ns_from_filetime(end_filetime);
+  m_header.boot_time = unix_ns_from_filetime(boot_filetime);
 
   const std::size_t names_size = size - header_size;
   std::size_t position = struct_size;

@@ -77,9 +77,9 @@ struct EtlLogfileHeader {
   std::uint32_t buffers_lost = 0;          // buffers the logger could not write
   std::uint64_t perf_freq = 0;             // QPC ticks per second, for clock_type 1
   std::uint64_t start_timestamp_raw = 0;   // raw clock value of the header record: the conversion's anchor
-  std::int64_t start_time = 0;             // StartTime in ns since 1970 UTC
-  std::int64_t end_time = 0;               // EndTime in ns since 1970 UTC; 0 when the file does not say
-  std::int64_t boot_time = 0;              // BootTime in ns since 1970 UTC; 0 when the file does not say
+  std::int64_t start_time = 0;             // StartTime in ns since 1970 UTC; 0 when not after 1970 or out of range
+  std::int64_t end_time = 0;               // EndTime in ns since 1970 UTC; 0 when the file does not say (as StartTime)
+  std::int64_t boot_time = 0;              // BootTime in ns since 1970 UTC; 0 when the file does not say (as StartTime)
   std::string logger_name;                 // session name (UTF-8), e.g. "NT Kernel Logger"
   std::string log_file_name;               // file name the logger wrote (UTF-8)
 };
