@@ -15,7 +15,7 @@
 #include "sources/etl/etl_reader.h"
 #include "sources/etw/decoder.h"
 #include "sources/etw/key_table.h"
-#include "sources/etw/text.h"
+#include "core/text.h"
 
 using namespace etwaudit;
 using etwaudit::test::perfview_trace;

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "core/ascii.h"
 #include "core/error.h"
 
 namespace etwaudit {
@@ -12,7 +13,7 @@ bool is_separator(char c) { return c == '/' || c == '\\'; }
 char fold(char c, bool ignore_case) {
   if (!ignore_case) return c;
   if (c == '/') return '\\';
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  return ascii_lower(c);
 }
 
 // Length in bytes of the UTF-8 character starting at text[i].

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/text.h"
 #include "core/time_format.h"
 #include "sources/etl/xpress.h"
 
@@ -163,46 +164,15 @@ std::int64_t ticks_to_ns(std::int64_t ticks, std::uint64_t ticks_per_second) noe
   return seconds * 1'000'000'000 + fraction;
 }
 
-void append_utf8(std::string& out, std::uint32_t code_point) {
-  if (code_point < 0x80) {
-    out += static_cast<char>(code_point);
-  } else if (code_point < 0x800) {
-    out += static_cast<char>(0xC0 | code_point >> 6);
-    out += static_cast<char>(0x80 | (code_point & 0x3F));
-  } else if (code_point < 0x10000) {
-    out += static_cast<char>(0xE0 | code_point >> 12);
-    out += static_cast<char>(0x80 | (code_point >> 6 & 0x3F));
-    out += static_cast<char>(0x80 | (code_point & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | code_point >> 18);
-    out += static_cast<char>(0x80 | (code_point >> 12 & 0x3F));
-    out += static_cast<char>(0x80 | (code_point >> 6 & 0x3F));
-    out += static_cast<char>(0x80 | (code_point & 0x3F));
-  }
-}
-
 // Reads a NUL-terminated UTF-16LE string at data[position, size) as UTF-8 and
 // moves position past it; a string cut off by size ends there. Unpaired
 // surrogates become U+FFFD.
 std::string read_utf16(const std::uint8_t* data, std::size_t size, std::size_t& position) {
+  std::size_t end = position;
+  while (size - end >= 2 && load<std::uint16_t>(data + end) != 0) end += 2;
   std::string text;
-  while (size - position >= 2) {
-    const std::uint32_t unit = load<std::uint16_t>(data + position);
-    position += 2;
-    if (unit == 0) break;
-    std::uint32_t code_point = unit;
-    if (unit >= 0xD800 && unit < 0xE000) {
-      code_point = 0xFFFD;
-      if (unit < 0xDC00 && size - position >= 2) {
-        const std::uint32_t low = load<std::uint16_t>(data + position);
-        if (low >= 0xDC00 && low < 0xE000) {
-          code_point = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
-          position += 2;
-        }
-      }
-    }
-    append_utf8(text, code_point);
-  }
+  append_utf8_from_utf16le(data + position, end - position, text);
+  position = size - end >= 2 ? end + 2 : end;
   return text;
 }
 

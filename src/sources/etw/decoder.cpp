@@ -8,7 +8,7 @@
 
 #include "core/ascii.h"
 #include "core/time_format.h"
-#include "sources/etw/text.h"
+#include "core/text.h"
 
 // Payload layouts, from etw-facts.md §3 unless said otherwise. P is the
 // record's pointer size (4 or 8); fields are packed without padding (§3.2).

@@ -1,5 +1,6 @@
 #pragma once
-// Text conversions for ETW payload strings, all bounds-checked.
+// Text conversions for the strings of ETW payloads and .etl headers, all
+// bounds-checked.
 //
 // ETW strings are UTF-16LE (win:UnicodeString, MOF WString) or 8-bit
 // (win:AnsiString, MOF String) and NUL-terminated (etw-facts.md §3.2). The
