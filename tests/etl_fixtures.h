@@ -24,7 +24,11 @@ inline std::string etl_fixture(const std::string& name) {
   return path;
 }
 
-inline std::string perfview_trace() { return etl_fixture("perfview-net452-x64-win10.etl"); }
-inline std::string windows7_trace() { return etl_fixture("tx-process-win7.etl"); }
+inline std::string perfview_trace() {
+  return etl_fixture("perfview-net452-x64-win10.etl");
+}
+inline std::string windows7_trace() {
+  return etl_fixture("tx-process-win7.etl");
+}
 
 }  // namespace etwaudit::test

@@ -68,16 +68,17 @@ class ReportFixture {
       EventWriter first(database.db(), catalog, SelfExclusion{});
       first.begin_run("replay:first.jsonl", "host");
       std::vector<FileEvent> batch = {
-          event("10:00:01", notepad, Op::open, notes),        event("10:00:02", notepad, Op::read, notes, 0, 100),
+          event("10:00:01", notepad, Op::open, notes),          event("10:00:02", notepad, Op::read, notes, 0, 100),
           event("10:00:03", notepad, Op::write, notes, 0, 150), event("10:00:04", notepad, Op::close, notes),
-          event("10:00:10", word, Op::read, report, 0, 4096),  event("10:00:11", word, Op::read, report, 4096, 4096),
-          event("10:00:12", word, Op::write, report, 0, 1000), event("10:01:10", word, Op::read, picture, 0, 2000)};
+          event("10:00:10", word, Op::read, report, 0, 4096),   event("10:00:11", word, Op::read, report, 4096, 4096),
+          event("10:00:12", word, Op::write, report, 0, 1000),  event("10:01:10", word, Op::read, picture, 0, 2000)};
       first.write_batch(batch, stats);
       first.end_run("end of input", stats);
       EventWriter second(database.db(), catalog, SelfExclusion{});
       second.begin_run("replay:second.jsonl", "host");
-      batch = {event("11:00:05", notepad, Op::read, notes, 0, 100), event("11:00:06", cp, Op::write, linux_notes, 0, 10),
-               event("11:00:07", cp, Op::remove, linux_notes), event("11:00:08", word, Op::read, unknown, 0, 512)};
+      batch = {event("11:00:05", notepad, Op::read, notes, 0, 100),
+               event("11:00:06", cp, Op::write, linux_notes, 0, 10), event("11:00:07", cp, Op::remove, linux_notes),
+               event("11:00:08", word, Op::read, unknown, 0, 512)};
       second.write_batch(batch, stats);
       second.end_run("end of input", stats);
     }
@@ -86,8 +87,7 @@ class ReportFixture {
   }
 
   // Runs a report; each row as its cells joined with '|', NULL as "NULL".
-  std::vector<std::vector<std::string>> run(const std::string& report, QueryFilters filters = {},
-                                            Params params = {}) {
+  std::vector<std::vector<std::string>> run(const std::string& report, QueryFilters filters = {}, Params params = {}) {
     const Report* found = find_report(report);
     if (!found) throw std::runtime_error("no report " + report);
     if (!params.count("bucket")) params["bucket"] = std::to_string(ns_per_hour);

@@ -22,8 +22,8 @@
 #include "etl_fixtures.h"
 #include "temp_dir.h"
 
-using etwaudit::test::TempDir;
 using etwaudit::test::perfview_trace;
+using etwaudit::test::TempDir;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
@@ -146,7 +146,8 @@ struct LiveCollector {
   explicit LiveCollector(TempDir& d, const std::vector<std::string>& extra = {}) : dir(d) {
     REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
     // One row per event: these tests follow the rows as they are committed.
-    std::vector<std::string> args = {"collect", "--source", "replay:" + fifo, "--db", db, "--quiet", "--coalesce-ms", "0"};
+    std::vector<std::string> args = {"collect", "--source", "replay:" + fifo, "--db",
+                                     db,        "--quiet",  "--coalesce-ms",  "0"};
     args.insert(args.end(), extra.begin(), extra.end());
     pid = spawn(dir, args);
     feed = fopen(fifo.c_str(), "w");  // returns once the collector opened its end
@@ -258,7 +259,8 @@ TEST_CASE("a failed open is listed with its status and counted apart from the op
   auto per_op = run(dir, {"query", "top-files", "--failed", "--op", "open", "--db", db});
   CHECK(per_op.exit_code == 2);
   CHECK_THAT(per_op.err, Catch::Contains("adds up failed operations of every kind together"));
-  auto listed = run(dir, {"query", "file-history", "*.docx", "--failed", "--op", "open", "--format", "csv", "--db", db});
+  auto listed =
+      run(dir, {"query", "file-history", "*.docx", "--failed", "--op", "open", "--format", "csv", "--db", db});
   CHECK(listed.exit_code == 0);
   CHECK_THAT(listed.out, Catch::Contains("0xC0000034") && !Catch::Contains("Quarterly report.docx,"));
 }
@@ -376,12 +378,12 @@ TEST_CASE("etwaudit stop never signals a process that is not the collector", "[c
   TempDir dir;
   // A run left open by a collector that died, its pid now another program's.
   const std::string db = dir.file("audit.db");
-  REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db, "--quiet"})
-              .exit_code == 0);
+  REQUIRE(
+      run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db, "--quiet"}).exit_code ==
+      0);
   {
     SQLite::Database write(db, SQLite::OPEN_READWRITE);
-    write.exec("UPDATE collector_runs SET stopped_at = NULL, exit_reason = NULL, pid = " +
-               std::to_string(getppid()));
+    write.exec("UPDATE collector_runs SET stopped_at = NULL, exit_reason = NULL, pid = " + std::to_string(getppid()));
   }
   auto stop = run(dir, {"stop", "--db", db});
   CHECK(stop.exit_code == 0);  // no writer lock: nothing is signalled
@@ -452,8 +454,9 @@ TEST_CASE("query writes csv, json and jsonl, to a file when asked", "[cli][query
   REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db}).exit_code == 0);
   auto csv = run(dir, {"query", "file-history", "Steuer*", "--format", "csv", "--db", db});
   CHECK(csv.exit_code == 0);
-  CHECK_THAT(csv.out, Catch::StartsWith("time,process,pid,user,op,path,offset,size,count,status\r\n") &&
-                          Catch::Contains(",open,\"C:\\Users\\ada\\Documents\\Steuer, Belege \"\"2025\"\".pdf\",,,1,\r\n"));
+  CHECK_THAT(csv.out,
+             Catch::StartsWith("time,process,pid,user,op,path,offset,size,count,status\r\n") &&
+                 Catch::Contains(",open,\"C:\\Users\\ada\\Documents\\Steuer, Belege \"\"2025\"\".pdf\",,,1,\r\n"));
   const auto output = dir.file("top.json");
   auto json = run(dir, {"query", "top-files", "--limit", "1", "--format", "json", "--output", output, "--db", db});
   CHECK(json.exit_code == 0);
@@ -604,9 +607,19 @@ TEST_CASE("query --sql runs one statement that only reads, and binds --param val
     return text;
   };
   // No NUL: a command line cannot carry one (test_query_filters.cpp binds it).
-  const std::vector<std::string> values = {"it's \"quoted\"", "100%", "a_b", "*", "[abc]", "C:\\Users\\ada\\",
-                                           "one, two", "line one\nline two", std::string(100 * 1024, 'x'),
-                                           "\xFF\xFE not UTF-8 \xC3(", "x'; DELETE FROM events; --", "-v", "=",
+  const std::vector<std::string> values = {"it's \"quoted\"",
+                                           "100%",
+                                           "a_b",
+                                           "*",
+                                           "[abc]",
+                                           "C:\\Users\\ada\\",
+                                           "one, two",
+                                           "line one\nline two",
+                                           std::string(100 * 1024, 'x'),
+                                           "\xFF\xFE not UTF-8 \xC3(",
+                                           "x'; DELETE FROM events; --",
+                                           "-v",
+                                           "=",
                                            ""};
   for (const std::string& value : values) {
     CAPTURE(value.substr(0, 40));
@@ -629,8 +642,8 @@ TEST_CASE("live collection on Linux records other processes and never itself or 
   }
   // The database lies inside the watched folder: its own writes must not feed back.
   const std::string db = dir.file("audit.db");
-  pid_t collector = spawn(dir, {"collect", "--db", db, "--mount", dir.path().string(), "--duration", "3s",
-                                "--exclude-path", "*.skip"});
+  pid_t collector = spawn(
+      dir, {"collect", "--db", db, "--mount", dir.path().string(), "--duration", "3s", "--exclude-path", "*.skip"});
   REQUIRE(wait_until(db, "SELECT count(*) FROM collector_runs", 1));
   std::this_thread::sleep_for(300ms);
   const std::string work = dir.file("work");
@@ -649,8 +662,7 @@ TEST_CASE("live collection on Linux records other processes and never itself or 
 
 #endif  // _WIN32
 
-TEST_CASE("status shows the database, its retention and the last run, and warns of a dead collector",
-          "[cli][status]") {
+TEST_CASE("status shows the database, its retention and the last run, and warns of a dead collector", "[cli][status]") {
   TempDir dir;
   const auto db = dir.file("audit.db");
   REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db, "--keep", "30d",
@@ -669,8 +681,8 @@ TEST_CASE("status shows the database, its retention and the last run, and warns 
     using etwaudit::now_ns, etwaudit::ns_per_second;
     SQLite::Database write(db, SQLite::OPEN_READWRITE);
     write.exec("INSERT INTO collector_runs (source, live, started_at, last_commit_at) VALUES ('etw', 1, " +
-               std::to_string(now_ns() - 3600 * ns_per_second) + ", " + std::to_string(now_ns() - 3600 * ns_per_second) +
-               ")");
+               std::to_string(now_ns() - 3600 * ns_per_second) + ", " +
+               std::to_string(now_ns() - 3600 * ns_per_second) + ")");
   }
   auto json = run(dir, {"status", "--db", db, "--format", "json"});
   CHECK(json.exit_code == 0);

@@ -1,6 +1,6 @@
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
-#include <atomic>
 #include <thread>
 
 #include "core/bounded_queue.h"

@@ -57,10 +57,12 @@ TEST_CASE("the query connection reads and refuses everything else, saying what",
   CHECK(refusal(db, "DELETE FROM events") == "queries may only read the database: DELETE from 'events' is refused");
   CHECK(refusal(db, "INSERT INTO ops VALUES (99, 'x', 'y')") ==
         "queries may only read the database: INSERT into 'ops' is refused");
-  CHECK(refusal(db, "UPDATE files SET path = 'x'") == "queries may only read the database: UPDATE of 'files' is refused");
+  CHECK(refusal(db, "UPDATE files SET path = 'x'") ==
+        "queries may only read the database: UPDATE of 'files' is refused");
   CHECK_THAT(refusal(db, "CREATE TABLE t (x)"), Catch::StartsWith("queries may only read the database: statements"));
   CHECK_THAT(refusal(db, "DROP VIEW v_events"), Catch::StartsWith("queries may only read the database: statements"));
-  CHECK(refusal(db, "ATTACH DATABASE '/tmp/x.db' AS x") == "queries may only read the database: ATTACH and VACUUM are refused");
+  CHECK(refusal(db, "ATTACH DATABASE '/tmp/x.db' AS x") ==
+        "queries may only read the database: ATTACH and VACUUM are refused");
   CHECK(refusal(db, "PRAGMA user_version = 5") ==
         "queries may only read the database: PRAGMA user_version = ... changes the database and is refused");
   CHECK(refusal(db, "PRAGMA writable_schema") ==
@@ -132,8 +134,8 @@ TEST_CASE("a path glob matching many files walks the window instead of each file
       filters.broad_path = broad;
       Params params;
       add_filter_params(filters, params);
-      const Table table = run_sql(*db, "WITH " + filter_ctes(filters) +
-                                          " SELECT sum(events), sum(read_bytes) FROM windowed_activity", params);
+      const Table table = run_sql(
+          *db, "WITH " + filter_ctes(filters) + " SELECT sum(events), sum(read_bytes) FROM windowed_activity", params);
       CHECK(table.rows.at(0).at(0).text + "|" + table.rows.at(0).at(1).text == expected);
     }
   }
@@ -157,10 +159,10 @@ TEST_CASE("ad-hoc SQL cannot write, attach, load, set pragmas, make temp objects
     CAPTURE(temp);
     CHECK_THAT(refusal(db, temp), Catch::StartsWith(refused));
   }
-  for (const char* pragma : {"PRAGMA journal_mode = DELETE", "PRAGMA wal_checkpoint(TRUNCATE)", "PRAGMA optimize",
-                             "PRAGMA query_only = 0", "PRAGMA writable_schema = ON", "PRAGMA temp_store = FILE",
-                             "PRAGMA main.user_version = 3", "PRAGMA incremental_vacuum", "PRAGMA shrink_memory",
-                             "PRAGMA foreign_keys = ON", "PRAGMA cache_size = 1"}) {
+  for (const char* pragma :
+       {"PRAGMA journal_mode = DELETE", "PRAGMA wal_checkpoint(TRUNCATE)", "PRAGMA optimize", "PRAGMA query_only = 0",
+        "PRAGMA writable_schema = ON", "PRAGMA temp_store = FILE", "PRAGMA main.user_version = 3",
+        "PRAGMA incremental_vacuum", "PRAGMA shrink_memory", "PRAGMA foreign_keys = ON", "PRAGMA cache_size = 1"}) {
     CAPTURE(pragma);
     CHECK_THAT(refusal(db, pragma), Catch::StartsWith(refused + "PRAGMA"));
   }
@@ -218,10 +220,11 @@ TEST_CASE("parameter values are bound as data, byte for byte, whatever they hold
                                            "' OR 1=1 --"};
   for (const std::string& value : values) {
     CAPTURE(value.substr(0, 40));
-    const auto results = run_statements(
-        fixture.db(), {{"result", "SELECT :v, typeof(:v), length(CAST(:v AS BLOB)), "
-                                  "(SELECT count(*) FROM v_events WHERE path = :v OR process = :v)"}},
-        {}, {{"v", value}});
+    const auto results = run_statements(fixture.db(),
+                                        {{"result",
+                                          "SELECT :v, typeof(:v), length(CAST(:v AS BLOB)), "
+                                          "(SELECT count(*) FROM v_events WHERE path = :v OR process = :v)"}},
+                                        {}, {{"v", value}});
     const auto& row = results.at(0).rows.at(0);
     CHECK(row[0].text == value);
     CHECK(row[1].text == "text");
@@ -244,8 +247,9 @@ TEST_CASE("a window at the ends of the 64-bit time range has no whole minutes pa
   ReportFixture fixture;
   const auto counts = [&](QueryFilters window) {
     const auto table = run_statements(
-        fixture.db(), {{"result", "SELECT count(*) || '|' || (SELECT count(*) FROM windowed_minutes) FROM windowed_events"}},
-        window, {});
+        fixture.db(),
+        {{"result", "SELECT count(*) || '|' || (SELECT count(*) FROM windowed_minutes) FROM windowed_events"}}, window,
+        {});
     return table.at(0).rows.at(0).at(0).text;
   };
   filters = QueryFilters{};

@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <sstream>
 
 #include "core/error.h"
@@ -9,9 +8,15 @@ using namespace etwaudit;
 
 namespace {
 
-Cell text(const std::string& value) { return {Cell::Type::text, value}; }
-Cell integer(long long value) { return {Cell::Type::integer, std::to_string(value)}; }
-Cell null() { return {}; }
+Cell text(const std::string& value) {
+  return {Cell::Type::text, value};
+}
+Cell integer(long long value) {
+  return {Cell::Type::integer, std::to_string(value)};
+}
+Cell null() {
+  return {};
+}
 
 // Cells that need escaping in every format.
 Table awkward_table() {
@@ -73,8 +78,8 @@ TEST_CASE("a report with several sections keeps them apart in every format", "[o
   second.columns = {"events"};
   second.rows = {{integer(12)}};
   const std::vector<Table> both = {awkward_table(), second};
-  CHECK_THAT(render(both, OutputFormat::json), Catch::StartsWith("{\n  \"files\": [") &&
-                                                   Catch::Contains("\"totals\": [\n    {\n      \"events\": 12"));
+  CHECK_THAT(render(both, OutputFormat::json),
+             Catch::StartsWith("{\n  \"files\": [") && Catch::Contains("\"totals\": [\n    {\n      \"events\": 12"));
   CHECK_THAT(render(both, OutputFormat::jsonl), Catch::EndsWith("{\"section\":\"totals\",\"events\":12}\n"));
   CHECK_THAT(render(both, OutputFormat::table), Catch::StartsWith("## files\n") && Catch::Contains("\n## totals\n"));
   CHECK_THAT(render(both, OutputFormat::csv), Catch::EndsWith("\r\n\r\nevents\r\n12\r\n"));

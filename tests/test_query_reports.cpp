@@ -35,8 +35,7 @@ TEST_CASE("summary counts operations, totals and coverage", "[reports]") {
   REQUIRE(sections.size() == 3);
   CHECK(sections[0] == Rows{"read|6|10904", "write|3|1160", "close|1|NULL", "delete|1|NULL", "open|1|NULL"});
   CHECK(sections[1] == Rows{"12|10904|1160|3|5|0"});
-  CHECK(sections[2] ==
-        Rows{"2|2026-12-02T10:00:01.0000000Z|2026-12-02T11:00:08.0000000Z|1|3535|0|0|0"});
+  CHECK(sections[2] == Rows{"2|2026-12-02T10:00:01.0000000Z|2026-12-02T11:00:08.0000000Z|1|3535|0|0|0"});
 }
 
 TEST_CASE("a window that cuts through a segment counts exactly the events inside it", "[reports]") {
@@ -54,9 +53,9 @@ TEST_CASE("an op filter keeps only the chosen operations", "[reports]") {
   auto sections = fixture.run("summary", filters);
   CHECK(sections[0] == Rows{"write|3|1160", "delete|1|NULL"});
   CHECK(sections[1] == Rows{"4|0|1160|3|3|NULL"});
-  CHECK(fixture.rows("top-files", filters) ==
-        Rows{"C:\\Users\\ada\\Report, \"Q4\".docx|0|1000|0|1|1|NULL", "C:\\Users\\ada\\notes.txt|0|150|0|1|1|NULL",
-             "/home/ada/Notes.txt|0|10|0|2|1|NULL"});
+  CHECK(fixture.rows("top-files", filters) == Rows{"C:\\Users\\ada\\Report, \"Q4\".docx|0|1000|0|1|1|NULL",
+                                                   "C:\\Users\\ada\\notes.txt|0|150|0|1|1|NULL",
+                                                   "/home/ada/Notes.txt|0|10|0|2|1|NULL"});
 }
 
 TEST_CASE("top-files ranks files by bytes moved", "[reports]") {
@@ -70,19 +69,24 @@ TEST_CASE("top-files ranks files by bytes moved", "[reports]") {
 
 TEST_CASE("top-processes ranks processes by bytes moved", "[reports]") {
   ReportFixture fixture;
-  CHECK(fixture.rows("top-processes") == Rows{"C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|NULL|10704|1000|0|5|3|0",
-                                              "C:\\Windows\\System32\\notepad.exe|100|WORKSTATION\\ada|NULL|200|150|0|5|1|0",
-                                              "/usr/bin/cp|300|NULL|NULL|0|10|0|2|1|0"});
+  CHECK(fixture.rows("top-processes") ==
+        Rows{"C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|NULL|10704|1000|0|5|3|0",
+             "C:\\Windows\\System32\\notepad.exe|100|WORKSTATION\\ada|NULL|200|150|0|5|1|0",
+             "/usr/bin/cp|300|NULL|NULL|0|10|0|2|1|0"});
 }
 
 TEST_CASE("file-history lists who touched a path, in time order", "[reports]") {
   ReportFixture fixture;
   QueryFilters docx;
   docx.path = "*.docx";
-  CHECK(fixture.rows("file-history", docx) ==
-        Rows{"2026-12-02T10:00:10.0000000Z|C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|read|C:\\Users\\ada\\Report, \"Q4\".docx|0|4096|1|NULL",
-             "2026-12-02T10:00:11.0000000Z|C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|read|C:\\Users\\ada\\Report, \"Q4\".docx|4096|4096|1|NULL",
-             "2026-12-02T10:00:12.0000000Z|C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|write|C:\\Users\\ada\\Report, \"Q4\".docx|0|1000|1|NULL"});
+  CHECK(
+      fixture.rows("file-history", docx) ==
+      Rows{"2026-12-02T10:00:10.0000000Z|C:\\Program "
+           "Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|read|C:\\Users\\ada\\Report, \"Q4\".docx|0|4096|1|NULL",
+           "2026-12-02T10:00:11.0000000Z|C:\\Program "
+           "Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|read|C:\\Users\\ada\\Report, \"Q4\".docx|4096|4096|1|NULL",
+           "2026-12-02T10:00:12.0000000Z|C:\\Program "
+           "Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|write|C:\\Users\\ada\\Report, \"Q4\".docx|0|1000|1|NULL"});
 }
 
 TEST_CASE("paths match without regard to case on Windows and exactly on POSIX", "[reports]") {
@@ -91,7 +95,9 @@ TEST_CASE("paths match without regard to case on Windows and exactly on POSIX", 
   filters.path = "NOTES.TXT";
   auto upper = fixture.rows("file-history", filters);
   CHECK(upper.size() == 5);  // only C:\Users\ada\notes.txt
-  CHECK_THAT(upper.back(), Catch::StartsWith("2026-12-02T11:00:05.0000000Z|C:\\Windows\\System32\\notepad.exe|100|WORKSTATION\\ada|read"));
+  CHECK_THAT(
+      upper.back(),
+      Catch::StartsWith("2026-12-02T11:00:05.0000000Z|C:\\Windows\\System32\\notepad.exe|100|WORKSTATION\\ada|read"));
   filters.path = "Notes.txt";
   CHECK(fixture.rows("file-history", filters).size() == 7);  // and /home/ada/Notes.txt
   filters.path = "c:/users/*/notes.txt";
@@ -103,8 +109,10 @@ TEST_CASE("process-activity shows what a process read and wrote, by image or pid
   QueryFilters filters;
   filters.process = "winword.exe";
   CHECK(fixture.rows("process-activity", filters) ==
-        Rows{"C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|C:\\Users\\ada\\Report, \"Q4\".docx|2|8192|1|1000|3|0",
-             "C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|C:\\Users\\ada\\\xC3\x84gypten\\bild.jpg|1|2000|0|0|1|0",
+        Rows{"C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|C:\\Users\\ada\\Report, "
+             "\"Q4\".docx|2|8192|1|1000|3|0",
+             "C:\\Program "
+             "Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|C:\\Users\\ada\\\xC3\x84gypten\\bild.jpg|1|2000|0|0|1|0",
              "C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|<unknown>|1|512|0|0|1|0"});
   filters.process = "300";
   CHECK(fixture.rows("process-activity", filters) == Rows{"/usr/bin/cp|300|NULL|/home/ada/Notes.txt|0|0|1|10|2|0"});
@@ -130,13 +138,11 @@ TEST_CASE("a process and a window narrow each other", "[reports]") {
 
 TEST_CASE("timeline counts events and bytes per bucket and operation", "[reports]") {
   ReportFixture fixture;
-  CHECK(fixture.rows("timeline") == Rows{"2026-12-02T10:00:00.0000000Z|read|4|10292",
-                                         "2026-12-02T10:00:00.0000000Z|write|2|1150",
-                                         "2026-12-02T10:00:00.0000000Z|open|1|NULL",
-                                         "2026-12-02T10:00:00.0000000Z|close|1|NULL",
-                                         "2026-12-02T11:00:00.0000000Z|read|2|612",
-                                         "2026-12-02T11:00:00.0000000Z|write|1|10",
-                                         "2026-12-02T11:00:00.0000000Z|delete|1|NULL"});
+  CHECK(fixture.rows("timeline") ==
+        Rows{"2026-12-02T10:00:00.0000000Z|read|4|10292", "2026-12-02T10:00:00.0000000Z|write|2|1150",
+             "2026-12-02T10:00:00.0000000Z|open|1|NULL", "2026-12-02T10:00:00.0000000Z|close|1|NULL",
+             "2026-12-02T11:00:00.0000000Z|read|2|612", "2026-12-02T11:00:00.0000000Z|write|1|10",
+             "2026-12-02T11:00:00.0000000Z|delete|1|NULL"});
   CHECK(fixture.rows("timeline", {}, {{"bucket", std::to_string(60 * ns_per_second)}}) ==
         Rows{"2026-12-02T10:00:00.0000000Z|read|3|8292", "2026-12-02T10:00:00.0000000Z|write|2|1150",
              "2026-12-02T10:00:00.0000000Z|open|1|NULL", "2026-12-02T10:00:00.0000000Z|close|1|NULL",
@@ -160,9 +166,9 @@ TEST_CASE("a minute timeline over a window that cuts minutes counts exactly the 
   reads.ops = {Op::read};
   CHECK(fixture.rows("timeline", reads, minutes) == Rows{"2026-12-02T10:00:00.0000000Z|read|2|8192"});
   // Per hour without a process or path, the same totals.
-  CHECK(fixture.rows("timeline", window("10:00:03", "10:01:10")) ==
-        Rows{"2026-12-02T10:00:00.0000000Z|read|3|10192", "2026-12-02T10:00:00.0000000Z|write|2|1150",
-             "2026-12-02T10:00:00.0000000Z|close|1|NULL"});
+  CHECK(fixture.rows("timeline", window("10:00:03", "10:01:10")) == Rows{"2026-12-02T10:00:00.0000000Z|read|3|10192",
+                                                                         "2026-12-02T10:00:00.0000000Z|write|2|1150",
+                                                                         "2026-12-02T10:00:00.0000000Z|close|1|NULL"});
 }
 
 TEST_CASE("recent lists the newest events first", "[reports]") {
@@ -192,7 +198,8 @@ TEST_CASE("recent of one process or path reads only its newest ranges and misses
   QueryFilters notes;
   notes.path = "*notes.txt";
   CHECK(fixture.rows("recent", notes, {{"limit", "2"}}).size() == 2);
-  CHECK_THAT(fixture.rows("recent", notes, {{"limit", "2"}})[0], Catch::StartsWith("2026-12-02T11:00:05.0000000Z|100|"));
+  CHECK_THAT(fixture.rows("recent", notes, {{"limit", "2"}})[0],
+             Catch::StartsWith("2026-12-02T11:00:05.0000000Z|100|"));
 }
 
 TEST_CASE("file-history reads only the oldest segments it needs and misses none", "[reports]") {
@@ -227,17 +234,23 @@ TEST_CASE("gaps shows uncovered time and each run's losses", "[reports]") {
   CHECK(fixture.run("gaps", window("11:00:00", "12:00:00"))[0].empty());
 }
 
-TEST_CASE("reports over pruned hours answer from the hourly totals, listings keep only what is left", "[reports][retention]") {
+TEST_CASE("reports over pruned hours answer from the hourly totals, listings keep only what is left",
+          "[reports][retention]") {
   ReportFixture fixture;
   const QueryFilters hour_ten = window("10:00:00", "10:59:59");
   QueryFilters notepad;
   notepad.process = "notepad.exe";
   QueryFilters docx;
   docx.path = "*.docx";
-  const std::vector<std::pair<std::string, QueryFilters>> asked = {
-      {"top-files", {}},        {"top-files", hour_ten},   {"top-processes", {}}, {"top-processes", docx},
-      {"process-activity", notepad}, {"timeline", {}},     {"timeline", notepad}, {"summary", {}},
-      {"summary", docx}};
+  const std::vector<std::pair<std::string, QueryFilters>> asked = {{"top-files", {}},
+                                                                   {"top-files", hour_ten},
+                                                                   {"top-processes", {}},
+                                                                   {"top-processes", docx},
+                                                                   {"process-activity", notepad},
+                                                                   {"timeline", {}},
+                                                                   {"timeline", notepad},
+                                                                   {"summary", {}},
+                                                                   {"summary", docx}};
   std::vector<std::vector<std::vector<std::string>>> before;
   for (const auto& [report, filters] : asked) before.push_back(fixture.run(report, filters));
   {

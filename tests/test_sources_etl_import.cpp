@@ -1,25 +1,23 @@
 // The whole import pipeline on real traces: reader, decoder, back-fill, store.
 
-#include <catch2/catch.hpp>
-
 #include <SQLiteCpp/Database.h>
 
+#include <catch2/catch.hpp>
+#include <fstream>
+
 #include "etl_fixtures.h"
-#include "sources/etl/etl_source.h"
 #include "pipeline/collection.h"
+#include "sources/etl/etl_source.h"
 #include "store/database.h"
 #include "store/event_writer.h"
 #include "temp_dir.h"
 
-#include <fstream>
-
 using namespace etwaudit;
-using etwaudit::test::TempDir;
 using etwaudit::test::perfview_trace;
+using etwaudit::test::TempDir;
 using etwaudit::test::windows7_trace;
 
 namespace {
-
 
 struct Import {
   TempDir dir;
@@ -54,7 +52,7 @@ TEST_CASE("the PerfView trace imports with every disk I/O named after back-fill"
   CHECK(import.count("SELECT unresolved FROM collector_runs") == 0);
   CHECK(import.source->decoder_stats().rundown_names == 3054);
   CHECK(import.count("SELECT rundown_names FROM v_runs") == 3054);  // the run record says so too
-  CHECK(import.source->skipped_kinds().size() > 100);  // CLR, perfinfo, ... counted by kind
+  CHECK(import.source->skipped_kinds().size() > 100);               // CLR, perfinfo, ... counted by kind
 }
 
 TEST_CASE("the PerfView trace's Kernel-File creates become 562 opens of 102 paths", "[import]") {
@@ -77,7 +75,9 @@ TEST_CASE("a device map turns NT paths into drive and UNC paths, keeping the NT 
   map.add("C:", "\\Device\\HarddiskVolume2");
   Import import(perfview_trace(), &map);
   CHECK(import.count("SELECT count(*) FROM files WHERE path LIKE '\\Device\\%'") == 0);
-  CHECK(import.count("SELECT count(*) FROM files WHERE path LIKE 'C:\\%' AND nt_path LIKE '\\Device\\HarddiskVolume2\\%'") > 100);
+  CHECK(import.count(
+            "SELECT count(*) FROM files WHERE path LIKE 'C:\\%' AND nt_path LIKE '\\Device\\HarddiskVolume2\\%'") >
+        100);
   CHECK(import.count("SELECT count(*) FROM files WHERE path LIKE '\\\\%' AND nt_path LIKE '\\Device\\Mup\\%'") > 0);
 }
 
@@ -89,11 +89,13 @@ TEST_CASE("importing the Windows 7 trace learns its four process starts with the
     const ProcessInfo process = import.catalog.process(id);
     if (process.image.rfind("\\Device\\", 0) == 0) started.push_back(std::to_string(process.pid) + " " + process.image);
   }
-  CHECK(started == std::vector<std::string>{
-                       "5864 \\Device\\HarddiskVolume2\\Program Files (x86)\\Microsoft Visual Studio 10.0\\Common7\\IDE\\devenv.exe",
-                       "2880 \\Device\\HarddiskVolume2\\Program Files (x86)\\Microsoft Office\\Office14\\OUTLOOK.EXE",
-                       "700 \\Device\\HarddiskVolume2\\Windows\\SysWOW64\\SearchProtocolHost.exe",
-                       "6644 \\Device\\HarddiskVolume2\\Windows\\System32\\SearchFilterHost.exe"});
+  CHECK(
+      started ==
+      std::vector<std::string>{
+          "5864 \\Device\\HarddiskVolume2\\Program Files (x86)\\Microsoft Visual Studio 10.0\\Common7\\IDE\\devenv.exe",
+          "2880 \\Device\\HarddiskVolume2\\Program Files (x86)\\Microsoft Office\\Office14\\OUTLOOK.EXE",
+          "700 \\Device\\HarddiskVolume2\\Windows\\SysWOW64\\SearchProtocolHost.exe",
+          "6644 \\Device\\HarddiskVolume2\\Windows\\System32\\SearchFilterHost.exe"});
   CHECK(import.stats.written == 0);  // it holds no file activity
 }
 

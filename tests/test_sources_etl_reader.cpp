@@ -23,13 +23,12 @@
 #endif
 
 using namespace etwaudit;
-using etwaudit::test::TempDir;
 using etwaudit::test::perfview_trace;
+using etwaudit::test::TempDir;
 using etwaudit::test::windows7_trace;
 
 // The real traces are read in place from ETWAUDIT_ETL_FIXTURES (etl_fixtures.h).
 namespace {
-
 
 using Bytes = std::vector<char>;
 
@@ -99,10 +98,8 @@ bool is_kernel_header(TraceHeaderType type) {
     case TraceHeaderType::compact32:
     case TraceHeaderType::compact64:
     case TraceHeaderType::perfinfo32:
-    case TraceHeaderType::perfinfo64:
-      return true;
-    default:
-      return false;
+    case TraceHeaderType::perfinfo64: return true;
+    default: return false;
   }
 }
 
@@ -633,8 +630,9 @@ TEST_CASE("a compressed .etl buffer may not claim more than a trace buffer holds
   write_file(path, bytes, bytes.size());
   std::string message;
   CHECK_FALSE(reads_cleanly(path, OnMalformedBuffer::stop, &message));
-  CHECK_THAT(message, Catch::Matchers::EndsWith("buffer 1 at offset 0x200: compressed buffer has an uncompressed size "
-                                                "(SavedOffset) of 0x4000000, more than the trace's buffer size 0x10000"));
+  CHECK_THAT(message,
+             Catch::Matchers::EndsWith("buffer 1 at offset 0x200: compressed buffer has an uncompressed size "
+                                       "(SavedOffset) of 0x4000000, more than the trace's buffer size 0x10000"));
   EtlReader reader(path, OnMalformedBuffer::skip);
   const Tally seen = tally(reader);
   CHECK(reader.counters().malformed == 1);
@@ -655,7 +653,8 @@ TEST_CASE("the .etl reader refuses a FIFO or a device at once instead of waiting
   TempDir dir;
   const std::string fifo = dir.file("trace.etl");
   REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
-  CHECK_THROWS_WITH(EtlReader(fifo), Catch::Matchers::EndsWith("trace.etl': it is not a regular file but a FIFO (a pipe)"));
+  CHECK_THROWS_WITH(EtlReader(fifo),
+                    Catch::Matchers::EndsWith("trace.etl': it is not a regular file but a FIFO (a pipe)"));
   CHECK_THROWS_WITH(EtlReader("/dev/zero"),
                     "cannot read ETL file '/dev/zero': it is not a regular file but a character device");
 }

@@ -11,11 +11,11 @@
 
 #include "core/catalog.h"
 #include "core/raw_record.h"
+#include "core/text.h"
 #include "etl_fixtures.h"
 #include "sources/etl/etl_reader.h"
 #include "sources/etw/decoder.h"
 #include "sources/etw/key_table.h"
-#include "core/text.h"
 
 using namespace etwaudit;
 using etwaudit::test::perfview_trace;
@@ -228,12 +228,8 @@ std::vector<std::uint8_t> process_event(std::size_t p, int version, std::uint32_
       b.u8(1).u8(sub_authorities).u8(0).u8(0).u8(0).u8(0).u8(0).u8(5);
       for (std::uint8_t i = 0; i < sub_authorities; ++i) b.u32(first_sub_authority + i);
       break;
-    case Sid::absent_in_4_bytes:
-      b.u32(0);
-      break;
-    case Sid::absent_in_a_pointer:
-      b.pointer(0);
-      break;
+    case Sid::absent_in_4_bytes: b.u32(0); break;
+    case Sid::absent_in_a_pointer: b.pointer(0); break;
   }
   b.ansi(image).utf16(command_line);
   if (version == 4) b.utf16(u"").utf16(u"");  // PackageFullName, ApplicationId
@@ -321,7 +317,6 @@ Io on_file_a(std::size_t pointer_size) {
   io.file_key = pointer_size == 4 ? 0x9C0000F0 : file_key_a;
   return io;
 }
-
 
 }  // namespace
 
@@ -841,8 +836,10 @@ TEST_CASE("a live source names the processes the trace lost, unless the pid now 
   Harness h;
   FakeProcessLookup system;
   h.decoder.set_process_lookup(&system);
-  system.running[700] = {700, base_time - 60'000'000'000, "C:\\Program Files\\Tool\\tool.exe", "tool.exe --sync", 0, {}, {}};
-  system.running[701] = {701, base_time + 1, "C:\\Windows\\System32\\cmd.exe", "cmd", 0, {}, {}};  // created after the event
+  system.running[700] = {700, base_time - 60'000'000'000, "C:\\Program Files\\Tool\\tool.exe", "tool.exe --sync", 0, {},
+                         {}};
+  system.running[701] = {701, base_time + 1, "C:\\Windows\\System32\\cmd.exe", "cmd", 0, {},
+                         {}};  // created after the event
   Io io;
   io.file_key = file_key_a;
   for (std::uint32_t pid : {700u, 700u, 701u, 702u, 4u, unknown_id})
@@ -885,7 +882,8 @@ TEST_CASE("a live source completes rundown and Start processes with the full ima
   h.decoder.set_process_lookup(&system);
   const std::int64_t created = base_time - 3'600'000'000'000;
   // ImageFileName keeps the first 15 bytes of the file name, in any case.
-  system.running[800] = {800, created, "C:\\Program Files\\Microsoft Office\\root\\Office16\\WINWORD.EXE", "", 0, {}, {}};
+  system.running[800] = {800, created, "C:\\Program Files\\Microsoft Office\\root\\Office16\\WINWORD.EXE", "", 0,
+                         {},  {}};
   system.running[801] = {801, created, "C:\\Windows\\explorer.exe", "", 0, {}, {}};  // pid reused by another program
   system.running[802] = {802, base_time + 5, "C:\\Tools\\build-helper.exe", "", 0, {}, {}};
   system.running[803] = {803, base_time + 5, "C:\\Tools\\late.exe", "", 0, {}, {}};
@@ -1025,10 +1023,10 @@ TEST_CASE("with OperationEnd in the trace, operations carry their status, the by
   h.decode(classic(known_guid::file_io, 67, 3, p, read_write(p, Layout::thread_u32, with_irp(0x400)), at));
   h.decode(classic(known_guid::file_io, 68, 3, p, read_write(p, Layout::thread_u32, with_irp(0x500)), at));
   CHECK(h.events.size() == 1);
-  h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x400, 100, 0)));           // read 100 bytes
-  h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x300, 0, 0xC0000034)));    // name not found
-  h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x200, 2, 0)));             // FILE_CREATED
-  h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x999, 0, 0)));             // nothing held
+  h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x400, 100, 0)));         // read 100 bytes
+  h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x300, 0, 0xC0000034)));  // name not found
+  h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x200, 2, 0)));           // FILE_CREATED
+  h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x999, 0, 0)));           // nothing held
   REQUIRE(h.events.size() == 4);
   CHECK(h.events[1].op == Op::read);
   CHECK(h.events[1].size == 100);
@@ -1057,7 +1055,7 @@ TEST_CASE("operations waiting for their OperationEnd are bounded, and a reused I
     io.irp = 0x1000 + i;
     h.decode(classic(known_guid::file_io, 67, 3, 8, read_write(8, Layout::thread_u32, io), {4242, 4251, base_time}));
   }
-  CHECK(h.events.size() == 10);  // the oldest went as they were
+  CHECK(h.events.size() == 10);                     // the oldest went as they were
   io.irp = 0x1000 + EtwDecoder::held_capacity + 9;  // in use: its first operation never ended
   h.decode(classic(known_guid::file_io, 67, 3, 8, read_write(8, Layout::thread_u32, io), {4242, 4251, base_time}));
   CHECK(h.events.size() == 11);
@@ -1263,9 +1261,7 @@ TEST_CASE("the key table finds, replaces and erases keys like a map and stops gr
         reference[key] = value;
         break;
       }
-      case 2:
-        CHECK(table.erase(key) == (reference.erase(key) == 1));
-        break;
+      case 2: CHECK(table.erase(key) == (reference.erase(key) == 1)); break;
     }
   }
   CHECK(table.size() == reference.size());

@@ -45,8 +45,9 @@ TEST_CASE("the start time comes from field 22 of /proc/PID/stat, whatever the co
 TEST_CASE("the parent pid is field 4 of /proc/PID/stat, the user the real uid of its status", "[fanotify]") {
   CHECK(stat_parent_pid("4242 (my) odd (name)) S 1717 4242 4242 0 -1") == 1717u);
   CHECK_FALSE(stat_parent_pid("4242 (cut short)"));
-  const std::string status = "Name:\tcat\nUmask:\t0022\nState:\tR (running)\nPid:\t4242\nPPid:\t1717\n"
-                             "Uid:\t1000\t0\t0\t0\nGid:\t1000\t1000\t1000\t1000\n";
+  const std::string status =
+      "Name:\tcat\nUmask:\t0022\nState:\tR (running)\nPid:\t4242\nPPid:\t1717\n"
+      "Uid:\t1000\t0\t0\t0\nGid:\t1000\t1000\t1000\t1000\n";
   CHECK(status_real_uid(status) == 1000u);  // the real uid, not the effective one of a setuid program
   CHECK_FALSE(status_real_uid("Name:\tcat\n"));
 }

@@ -72,9 +72,9 @@ TEST_CASE("a replay line may carry the NTSTATUS of a failed operation, as a numb
   REQUIRE(parse_replay_line(R"({"time":1,"pid":2,"op":"open","path":"x","status":null})", record).empty());
   CHECK(record.event.status == 0);
   for (const char* bad : {R"("0x103")", R"("C0000034")", R"("0x")", R"("0x1C0000034")", R"(-5)", R"(4294967296)"})
-    CHECK_THAT(parse_replay_line(std::string(R"({"time":1,"pid":2,"op":"open","path":"x","status":)") + bad + "}",
-                                 record),
-               Catch::Contains("'status'"));
+    CHECK_THAT(
+        parse_replay_line(std::string(R"({"time":1,"pid":2,"op":"open","path":"x","status":)") + bad + "}", record),
+        Catch::Contains("'status'"));
 }
 
 TEST_CASE("optional replay fields may be left out, and time may be ns since 1970", "[replay]") {

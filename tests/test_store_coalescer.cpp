@@ -29,8 +29,7 @@ std::uint64_t events_in(const std::vector<FileEvent>& rows) {
 
 }  // namespace
 
-TEST_CASE("sequential reads of one file within the window become one row with exact bytes and range",
-          "[coalescer]") {
+TEST_CASE("sequential reads of one file within the window become one row with exact bytes and range", "[coalescer]") {
   Coalescer coalescer(100ms);
   std::vector<FileEvent> batch, rows;
   for (int i = 0; i < 10; ++i) batch.push_back(io(i * ms, Op::read, 7, i * 4096, 4096));
@@ -84,7 +83,8 @@ TEST_CASE("rows come out in time order across batches and a late event goes alon
 
 TEST_CASE("an event without a size is not merged with sized ones, so byte totals stay exact", "[coalescer]") {
   Coalescer coalescer(100ms);
-  std::vector<FileEvent> batch{io(0, Op::read, 1, 0, 100), io(1 * ms, Op::read, 1, -1, -1), io(2 * ms, Op::read, 1, 100, 50)};
+  std::vector<FileEvent> batch{io(0, Op::read, 1, 0, 100), io(1 * ms, Op::read, 1, -1, -1),
+                               io(2 * ms, Op::read, 1, 100, 50)};
   std::vector<FileEvent> rows;
   coalescer.add(batch, rows);
   coalescer.flush(rows);
@@ -96,7 +96,8 @@ TEST_CASE("an event without a size is not merged with sized ones, so byte totals
 
 TEST_CASE("a failed operation is never merged with successful ones of the same kind", "[coalescer]") {
   Coalescer coalescer(100ms);
-  std::vector<FileEvent> batch{io(0, Op::open, 1, -1, -1), io(1 * ms, Op::open, 1, -1, -1), io(2 * ms, Op::open, 1, -1, -1)};
+  std::vector<FileEvent> batch{io(0, Op::open, 1, -1, -1), io(1 * ms, Op::open, 1, -1, -1),
+                               io(2 * ms, Op::open, 1, -1, -1)};
   batch[1].status = 0xC0000034;  // STATUS_OBJECT_NAME_NOT_FOUND
   std::vector<FileEvent> rows;
   coalescer.add(batch, rows);

@@ -6,8 +6,8 @@
 #include <mutex>
 #include <thread>
 
-#include "sources/event_source.h"
 #include "pipeline/collection.h"
+#include "sources/event_source.h"
 #include "store/checkpointer.h"
 #include "store/collector.h"
 #include "store/database.h"

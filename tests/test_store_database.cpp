@@ -182,11 +182,13 @@ TEST_CASE("a schema v1 database gets minute totals computed from its events", "[
     for (const auto& file : embedded_sql_files())
       if (file.name == "0001_initial.sql") v1.exec(std::string(file.text));
     v1.exec("PRAGMA user_version = 1");
-    v1.exec("INSERT INTO processes (process_id, pid) VALUES (1, 10); INSERT INTO files (file_id, path) VALUES (1, 'a')");
+    v1.exec(
+        "INSERT INTO processes (process_id, pid) VALUES (1, 10); INSERT INTO files (file_id, path) VALUES (1, 'a')");
     // 10:00:30, 10:00:59.9 (read, 100 + 20 bytes); 10:01:00 (write); one before 1970 (open)
-    v1.exec("INSERT INTO events (id, ts, process_id, op, file_id, size) VALUES "
-            "(1796205630000000000, NULL, 1, 0, 1, 100), (1796205660000000000, 1796205659900000000, 1, 0, 1, 20), "
-            "(1796205660000000001, NULL, 1, 1, 1, NULL), (-30000000000, NULL, 1, 2, 1, NULL)");
+    v1.exec(
+        "INSERT INTO events (id, ts, process_id, op, file_id, size) VALUES "
+        "(1796205630000000000, NULL, 1, 0, 1, 100), (1796205660000000000, 1796205659900000000, 1, 0, 1, 20), "
+        "(1796205660000000001, NULL, 1, 1, 1, NULL), (-30000000000, NULL, 1, 2, 1, NULL)");
   }
   { WriteDatabase upgraded(path); }
   SQLite::Database db(path, SQLite::OPEN_READONLY);

@@ -8,8 +8,8 @@
 #include <tuple>
 
 #include "core/time_format.h"
-#include "store/activity_columns.h"
 #include "pipeline/collection.h"
+#include "store/activity_columns.h"
 #include "store/database.h"
 #include "store/event_writer.h"
 #include "store/retention.h"
@@ -33,14 +33,17 @@ Totals stored_totals(SQLite::Database& db) {
     const std::string count = op < 0 ? "failed" : activity_columns[op].count;
     const bool sized = op >= 0 && activity_columns[op].bytes != nullptr;
     const std::string bytes = sized ? activity_columns[op].bytes : "0";
-    SQLite::Statement query(db,
-                            "SELECT t.hour, p.image, f.path, sum(t." + count + "), sum(t.b) FROM ("
-                            "  SELECT hour, process_id, file_id, " + count + ", " + bytes + " AS b FROM hour_totals"
-                            "  UNION ALL SELECT s.hour, a.process_id, a.file_id, a." + count + ", " +
-                                (sized ? "a." + bytes : "0") +
-                            "  FROM activity a JOIN segments s USING (segment_id)) t"
-                            " JOIN processes p USING (process_id) JOIN files f USING (file_id)"
-                            " GROUP BY 1, 2, 3 HAVING sum(t." + count + ") > 0");
+    SQLite::Statement query(db, "SELECT t.hour, p.image, f.path, sum(t." + count +
+                                    "), sum(t.b) FROM ("
+                                    "  SELECT hour, process_id, file_id, " +
+                                    count + ", " + bytes +
+                                    " AS b FROM hour_totals"
+                                    "  UNION ALL SELECT s.hour, a.process_id, a.file_id, a." +
+                                    count + ", " + (sized ? "a." + bytes : "0") +
+                                    "  FROM activity a JOIN segments s USING (segment_id)) t"
+                                    " JOIN processes p USING (process_id) JOIN files f USING (file_id)"
+                                    " GROUP BY 1, 2, 3 HAVING sum(t." +
+                                    count + ") > 0");
     while (query.executeStep())
       totals[{query.getColumn(0).getInt64(), query.getColumn(1).getString(), query.getColumn(2).getString(), op}] = {
           query.getColumn(3).getInt64(), query.getColumn(4).getInt64()};
@@ -71,7 +74,7 @@ struct RandomEvents {
       const bool sized = event.op == Op::read || event.op == Op::write;
       event.size = sized ? static_cast<std::int64_t>(random() % 100000) : -1;
       event.count = random() % 4 == 0 ? 1 + static_cast<std::uint32_t>(random() % 50) : 1;  // some coalesced rows
-      if (random() % 8 == 0) {  // failed, counted apart
+      if (random() % 8 == 0) {                                                              // failed, counted apart
         event.status = 0xC0000034;
         event.size = sized ? 0 : -1;
       }

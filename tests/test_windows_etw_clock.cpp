@@ -50,8 +50,7 @@ TEST_CASE("counter values convert at the counter's frequency, before and after t
   CHECK(std::llabs(clock.unix_ns(base + frequency / 2) - clock.unix_ns(base) - 500'000'000) <= tick_ns);
 }
 
-TEST_CASE("raw timestamps are converted as counter values only when the log file header says so",
-          "[windows][etw]") {
+TEST_CASE("raw timestamps are converted as counter values only when the log file header says so", "[windows][etw]") {
   TRACE_LOGFILE_HEADER header{};
   header.ReservedFlags = 1;  // the session's clock: the performance counter
   header.PerfFreq.QuadPart = counter_frequency();

@@ -6,8 +6,8 @@
 #include <string>
 #include <thread>
 
-#include "platform/platform.h"
 #include "core/error.h"
+#include "platform/platform.h"
 #include "sources/live/etw_session.h"
 
 using namespace etwaudit;

@@ -9,14 +9,14 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "core/human_format.h"
-#include "platform/platform.h"
 #include "core/error.h"
 #include "core/glob.h"
+#include "core/human_format.h"
 #include "core/time_format.h"
+#include "pipeline/collection.h"
+#include "platform/platform.h"
 #include "sources/live/live_source.h"
 #include "sources/replay_source.h"
-#include "pipeline/collection.h"
 #include "store/database.h"
 #include "store/event_writer.h"
 #include "store/retention.h"
@@ -168,8 +168,7 @@ int collect_command(int argc, const char* const* argv) {
   Catalog catalog;
   RunStats stats;
   EventWriter writer(database.db(), catalog,
-                     SelfExclusion::for_database(db_path, source->is_live() ? current_pid() : 0),
-                     source->device_map());
+                     SelfExclusion::for_database(db_path, source->is_live() ? current_pid() : 0), source->device_map());
   writer.set_filter(std::move(filter));
   writer.begin_run(source->description(), host_name(), current_pid(), source->is_live());
   if (collection.retention.enabled()) Pruner(database.db()).record_policy(collection.retention);

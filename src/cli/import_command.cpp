@@ -1,22 +1,21 @@
 // etwaudit import: .etl trace files into a database, one run per file.
 
-#include <cxxopts.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cxxopts.hpp>
 #include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
-#include "platform/platform.h"
 #include "core/device_map.h"
 #include "core/error.h"
 #include "core/fingerprint.h"
 #include "core/human_format.h"
 #include "core/time_format.h"
-#include "sources/etl/etl_source.h"
 #include "pipeline/collection.h"
+#include "platform/platform.h"
+#include "sources/etl/etl_source.h"
 #include "store/database.h"
 #include "store/event_writer.h"
 
@@ -47,14 +46,15 @@ void print_summary(std::ostream& out, const std::string& file, const CollectionR
       << "  records " << with_thousands(source.reader_counters().records) << ": file operations "
       << with_thousands(decoded.file_events) << ", disk I/O " << with_thousands(decoded.disk_events) << ", names "
       << with_thousands(decoded.names) << " (from a rundown " << with_thousands(decoded.rundown_names)
-      << "), processes " << with_thousands(decoded.processes) << ", threads "
-      << with_thousands(decoded.threads) << ", malformed " << with_thousands(decoded.malformed) << "\n"
+      << "), processes " << with_thousands(decoded.processes) << ", threads " << with_thousands(decoded.threads)
+      << ", malformed " << with_thousands(decoded.malformed) << "\n"
       << "  written " << with_thousands(stats.written) << " events; named " << with_thousands(resolved) << " ("
-      << percent(resolved, stats.written) << "); lost by the logger " << with_thousands(stats.lost)
-      << "; bad input " << with_thousands(stats.bad_input) << "\n";
+      << percent(resolved, stats.written) << "); lost by the logger " << with_thousands(stats.lost) << "; bad input "
+      << with_thousands(stats.bad_input) << "\n";
   if (decoded.completed + decoded.never_completed > 0)
-    out << "  operations with their end (status, bytes moved) " << with_thousands(decoded.completed) << ", of which failed "
-        << with_thousands(decoded.failed_operations) << "; without it " << with_thousands(decoded.never_completed) << "\n";
+    out << "  operations with their end (status, bytes moved) " << with_thousands(decoded.completed)
+        << ", of which failed " << with_thousands(decoded.failed_operations) << "; without it "
+        << with_thousands(decoded.never_completed) << "\n";
   const auto& skipped = source.skipped_kinds();
   if (skipped.empty()) return;
   std::vector<std::pair<std::uint64_t, std::string>> kinds;
@@ -97,7 +97,8 @@ int import_command(int argc, const char* const* argv) {
   }
   if (!args.count("files")) throw UsageError("name at least one .etl file");
   const std::string on_error = args["on-error"].as<std::string>();
-  if (on_error != "stop" && on_error != "skip") throw UsageError("--on-error must be stop or skip, not '" + on_error + "'");
+  if (on_error != "stop" && on_error != "skip")
+    throw UsageError("--on-error must be stop or skip, not '" + on_error + "'");
   DeviceMap device_map;
   if (args.count("device-map"))
     for (const auto& mapping : args["device-map"].as<std::vector<std::string>>()) device_map.add_mapping(mapping);

@@ -5,7 +5,6 @@
 // lock), so the collector goes on recording throughout.
 
 #include <cxxopts.hpp>
-
 #include <iostream>
 
 #include "cli/commands.h"
@@ -70,9 +69,7 @@ int prune_command(int argc, const char* const* argv) {
   const PruneResult result = pruner.prune(policy, now_ns());
   char longest[32];
   std::snprintf(longest, sizeof longest, "%.1f ms", result.longest_transaction.count() / 1000.0);
-  auto counted = [](std::uint64_t n, const char* noun) {
-    return with_thousands(n) + " " + noun + (n == 1 ? "" : "s");
-  };
+  auto counted = [](std::uint64_t n, const char* noun) { return with_thousands(n) + " " + noun + (n == 1 ? "" : "s"); };
   std::cerr << "etwaudit prune: deleted " << counted(result.events, "event") << " (" << counted(result.rows, "row")
             << ", " << counted(result.segments, "segment") << ") in " << counted(result.transactions, "transaction")
             << ", the longest " << longest << "; in use " << human_bytes(used_before) << " -> "

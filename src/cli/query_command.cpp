@@ -1,9 +1,8 @@
 // etwaudit query: canned reports and ad-hoc SQL over a database, read-only.
 
-#include <cxxopts.hpp>
-
 #include <cerrno>
 #include <cstring>
+#include <cxxopts.hpp>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -52,7 +51,8 @@ std::int64_t bucket_ns(const std::string& bucket) {
 // A report over time whose raw events were pruned answers from the hourly
 // totals (or, if it lists events, cannot go back that far): say so.
 void say_what_was_pruned(SQLite::Database& db, const Report& report, const QueryFilters& filters) {
-  SQLite::Statement retention(db, "SELECT pruned_before, totals_pruned_before FROM retention WHERE pruned_before IS NOT NULL");
+  SQLite::Statement retention(
+      db, "SELECT pruned_before, totals_pruned_before FROM retention WHERE pruned_before IS NOT NULL");
   if (!retention.executeStep()) return;
   const std::int64_t pruned_before = retention.getColumn(0).getInt64();
   if (!retention.getColumn(1).isNull() && !report.lists_events &&
@@ -65,7 +65,8 @@ void say_what_was_pruned(SQLite::Database& db, const Report& report, const Query
   const std::string when = format_iso8601(pruned_before);
   std::string note;
   if (!report.lists_events)
-    note = "events before " + when + " were pruned (retention); before then these figures come from hourly totals, "
+    note = "events before " + when +
+           " were pruned (retention); before then these figures come from hourly totals, "
            "which count whole hours";
   else if (filters.until && *filters.until < pruned_before)
     note = "no events are kept for this range: events before " + when +
@@ -172,8 +173,8 @@ int query_command(int argc, const char* const* argv) {
     statements = report->sections;
   } else {
     if (args.count("argument")) throw UsageError("unexpected argument '" + args["argument"].as<std::string>() + "'");
-    const std::string sql = args.count("sql") ? args["sql"].as<std::string>()
-                                              : read_sql_file(args["sql-file"].as<std::string>());
+    const std::string sql =
+        args.count("sql") ? args["sql"].as<std::string>() : read_sql_file(args["sql-file"].as<std::string>());
     statements.push_back({"result", sql});
     // Each --param as given: the parsed list would be cut at commas.
     for (const cxxopts::KeyValue& argument : args.arguments()) {

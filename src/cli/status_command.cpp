@@ -2,7 +2,6 @@
 // collector is alive. Read-only; safe beside a running collector.
 
 #include <cxxopts.hpp>
-
 #include <filesystem>
 #include <iostream>
 
@@ -83,7 +82,8 @@ int status_command(int argc, const char* const* argv) {
                       {"now", std::to_string(now_ns())},
                       {"stale_after", std::to_string(stale_after_ns)}};
   std::vector<Table> results;
-  for (const ReportSection& section : status_report().sections) results.push_back(run_sql(*db, section.sql, params, section.name));
+  for (const ReportSection& section : status_report().sections)
+    results.push_back(run_sql(*db, section.sql, params, section.name));
 
   for (const Table& table : results) {
     if (table.name != "last_run" || table.rows.empty()) continue;

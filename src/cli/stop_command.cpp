@@ -8,16 +8,16 @@
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
-#include <cxxopts.hpp>
 
 #include <chrono>
+#include <cxxopts.hpp>
 #include <iostream>
 #include <thread>
 
 #include "cli/commands.h"
-#include "platform/platform.h"
 #include "core/error.h"
 #include "core/time_format.h"
+#include "platform/platform.h"
 #include "store/writer_lock.h"
 
 namespace etwaudit {
@@ -45,7 +45,8 @@ OpenRun open_run(SQLite::Database& db) {
 
 // The run's exit reason once it is closed; empty while it is open.
 std::string exit_reason(SQLite::Database& db, std::int64_t run_id) {
-  SQLite::Statement find(db, "SELECT coalesce(exit_reason, '') FROM collector_runs WHERE run_id = ? AND stopped_at IS NOT NULL");
+  SQLite::Statement find(
+      db, "SELECT coalesce(exit_reason, '') FROM collector_runs WHERE run_id = ? AND stopped_at IS NOT NULL");
   find.bind(1, run_id);
   return find.executeStep() ? find.getColumn(0).getString() : std::string();
 }

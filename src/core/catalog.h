@@ -28,13 +28,13 @@
 namespace etwaudit {
 
 struct ProcessInfo {
-  std::uint32_t pid = 0;        // process id as the OS reported it
-  std::int64_t start_time = 0;  // ns since epoch; 0 when unknown
-  std::string image;            // executable path or name; empty when unknown
-  std::string command_line;     // empty when unknown
-  std::uint32_t parent_pid = 0; // 0 when unknown
+  std::uint32_t pid = 0;             // process id as the OS reported it
+  std::int64_t start_time = 0;       // ns since epoch; 0 when unknown
+  std::string image;                 // executable path or name; empty when unknown
+  std::string command_line;          // empty when unknown
+  std::uint32_t parent_pid = 0;      // 0 when unknown
   std::optional<std::uint32_t> uid;  // Linux: the real uid; none when unknown (and on Windows)
-  std::string user;             // DOMAIN\user, or the SID (S-1-5-21-...) when no name is known; empty when unknown
+  std::string user;                  // DOMAIN\user, or the SID (S-1-5-21-...) when no name is known; empty when unknown
 };
 
 // A path entry that was interned by kernel key and has now got its name.

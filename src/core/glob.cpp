@@ -8,7 +8,9 @@
 namespace etwaudit {
 namespace {
 
-bool is_separator(char c) { return c == '/' || c == '\\'; }
+bool is_separator(char c) {
+  return c == '/' || c == '\\';
+}
 
 char fold(char c, bool ignore_case) {
   if (!ignore_case) return c;
@@ -91,8 +93,7 @@ bool wildcard_match(std::string_view pattern, std::string_view text, bool ignore
 }  // namespace
 
 bool is_windows_path(std::string_view path) {
-  if (path.size() >= 2 && path[1] == ':' &&
-      ((path[0] >= 'A' && path[0] <= 'Z') || (path[0] >= 'a' && path[0] <= 'z')))
+  if (path.size() >= 2 && path[1] == ':' && ((path[0] >= 'A' && path[0] <= 'Z') || (path[0] >= 'a' && path[0] <= 'z')))
     return true;
   return path.find('\\') != std::string_view::npos;
 }

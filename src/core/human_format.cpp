@@ -47,7 +47,8 @@ std::optional<std::uint64_t> parse_byte_size(std::string_view text) {
   std::string unit(text.substr(end));
   for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   double scale = 0;
-  for (const auto& [names, factor] : {std::pair{"", 1.0}, {"B", 1.0}, {"K", 0x1p10}, {"M", 0x1p20}, {"G", 0x1p30}, {"T", 0x1p40}}) {
+  for (const auto& [names, factor] :
+       {std::pair{"", 1.0}, {"B", 1.0}, {"K", 0x1p10}, {"M", 0x1p20}, {"G", 0x1p30}, {"T", 0x1p40}}) {
     const std::string name = names;
     if (unit == name || (!name.empty() && name != "B" && (unit == name + "B" || unit == name + "IB"))) scale = factor;
   }

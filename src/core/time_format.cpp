@@ -170,9 +170,7 @@ std::optional<std::int64_t> parse_duration(std::string_view text) {
   if (text.empty()) return std::nullopt;
   std::int64_t unit = ns_per_second;
   switch (text.back()) {
-    case 's':
-      text.remove_suffix(1);
-      break;
+    case 's': text.remove_suffix(1); break;
     case 'm':
       unit = 60 * ns_per_second;
       text.remove_suffix(1);
@@ -185,8 +183,7 @@ std::optional<std::int64_t> parse_duration(std::string_view text) {
       unit = 24 * ns_per_hour;
       text.remove_suffix(1);
       break;
-    default:
-      break;
+    default: break;
   }
   if (text.empty() || text.size() > 9) return std::nullopt;
   std::int64_t value = 0;

@@ -26,12 +26,12 @@ class EventSource;
 class EventWriter;
 
 struct CollectionOptions {
-  BatchPolicy batch;                                  // when batches commit
-  std::size_t queue_capacity = 1 << 18;               // events the queue holds before dropping
-  std::optional<std::chrono::milliseconds> duration;  // stop after this long
-  std::function<std::string()> stop_requested;        // non-empty: why to stop now
-  std::function<void(const RunStats&)> on_progress;   // called about once a second
-  std::function<void(const std::string&)> on_warning;  // one-line warnings (a locked database)
+  BatchPolicy batch;                                    // when batches commit
+  std::size_t queue_capacity = 1 << 18;                 // events the queue holds before dropping
+  std::optional<std::chrono::milliseconds> duration;    // stop after this long
+  std::function<std::string()> stop_requested;          // non-empty: why to stop now
+  std::function<void(const RunStats&)> on_progress;     // called about once a second
+  std::function<void(const std::string&)> on_warning;   // one-line warnings (a locked database)
   std::chrono::milliseconds lock_wait_at_stop{10'000};  // how long a stopping run waits for a locked database
   std::chrono::milliseconds lock_attempt{1000};         // one wait inside SQLite before warning and retrying
   std::optional<std::chrono::milliseconds> coalesce;    // coalescing window (Coalescer); none when unset

@@ -90,20 +90,13 @@ bool process_alive(std::uint32_t pid) {
 std::string stop_requested() {
   if (g_stop_event && WaitForSingleObject(g_stop_event, 0) == WAIT_OBJECT_0) return "etwaudit stop";
   switch (g_stop_reason.load()) {
-    case 0:
-      return {};
-    case CTRL_C_EVENT + 1:
-      return "Ctrl+C";
-    case CTRL_BREAK_EVENT + 1:
-      return "Ctrl+Break";
-    case CTRL_CLOSE_EVENT + 1:
-      return "console closed";
-    case CTRL_LOGOFF_EVENT + 1:
-      return "logoff";
-    case CTRL_SHUTDOWN_EVENT + 1:
-      return "shutdown";
-    default:
-      return "stop requested";
+    case 0: return {};
+    case CTRL_C_EVENT + 1: return "Ctrl+C";
+    case CTRL_BREAK_EVENT + 1: return "Ctrl+Break";
+    case CTRL_CLOSE_EVENT + 1: return "console closed";
+    case CTRL_LOGOFF_EVENT + 1: return "logoff";
+    case CTRL_SHUTDOWN_EVENT + 1: return "shutdown";
+    default: return "stop requested";
   }
 }
 
@@ -174,16 +167,11 @@ bool process_alive(std::uint32_t pid) {
 
 std::string stop_requested() {
   switch (g_stop_reason.load()) {
-    case 0:
-      return {};
-    case SIGINT:
-      return "SIGINT";
-    case SIGTERM:
-      return "SIGTERM";
-    case SIGHUP:
-      return "SIGHUP";
-    default:
-      return "signal " + std::to_string(g_stop_reason.load());
+    case 0: return {};
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    default: return "signal " + std::to_string(g_stop_reason.load());
   }
 }
 

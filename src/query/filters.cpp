@@ -63,9 +63,8 @@ void path_match(sqlite3_context* context, int, sqlite3_value** argv) {
 // pid or a glob over the image.
 void process_match(sqlite3_context* context, int, sqlite3_value** argv) {
   std::optional<ProcessPattern> local;
-  const ProcessPattern* pattern = compiled_pattern(context, local, [&] {
-    return ProcessPattern::parse("bad pattern", std::string(text_bytes(argv[0])));
-  });
+  const ProcessPattern* pattern = compiled_pattern(
+      context, local, [&] { return ProcessPattern::parse("bad pattern", std::string(text_bytes(argv[0]))); });
   if (!pattern) return;
   const auto pid = static_cast<std::uint32_t>(sqlite3_value_int64(argv[1]));
   sqlite3_result_int(context, pattern->matches(pid, text_bytes(argv[2])).value_or(false) ? 1 : 0);
@@ -85,14 +84,14 @@ void iso_time(sqlite3_context* context, int, sqlite3_value** argv) {
 
 // Pragmas that only read, with or without an argument naming an object.
 constexpr const char* reading_pragmas[] = {
-    "table_info",   "table_xinfo",  "index_list",      "index_info",  "index_xinfo",   "foreign_key_list",
-    "table_list",   "user_version", "schema_version",  "page_size",   "page_count",    "freelist_count",
-    "journal_mode", "encoding",     "compile_options", "function_list", "pragma_list", "collation_list",
-    "module_list",  "database_list", "integrity_check", "quick_check", "application_id", "data_version"};
+    "table_info",   "table_xinfo",   "index_list",      "index_info",    "index_xinfo",    "foreign_key_list",
+    "table_list",   "user_version",  "schema_version",  "page_size",     "page_count",     "freelist_count",
+    "journal_mode", "encoding",      "compile_options", "function_list", "pragma_list",    "collation_list",
+    "module_list",  "database_list", "integrity_check", "quick_check",   "application_id", "data_version"};
 // Of those, the ones whose argument names an object (setting the others takes an argument).
-constexpr const char* pragmas_with_object_argument[] = {"table_info",       "table_xinfo",     "index_list",
-                                                        "index_info",       "index_xinfo",     "foreign_key_list",
-                                                        "integrity_check", "quick_check",      "table_list"};
+constexpr const char* pragmas_with_object_argument[] = {"table_info",      "table_xinfo", "index_list",
+                                                        "index_info",      "index_xinfo", "foreign_key_list",
+                                                        "integrity_check", "quick_check", "table_list"};
 
 bool in(const char* const* list, std::size_t size, const char* name) {
   for (std::size_t i = 0; i < size; ++i)
@@ -114,8 +113,7 @@ int read_only_guard(void*, int action, const char* a, const char* b, const char*
   switch (action) {
     case SQLITE_SELECT:
     case SQLITE_READ:
-    case SQLITE_RECURSIVE:
-      return SQLITE_OK;
+    case SQLITE_RECURSIVE: return SQLITE_OK;
     case SQLITE_FUNCTION:
       if (b && sqlite3_stricmp(b, "load_extension") == 0) return refuse("load_extension() is refused");
       return SQLITE_OK;
@@ -225,9 +223,9 @@ std::string unpivoted_operations(const std::string& group_by) {
     }
   }
   const std::string key = group_by.empty() ? "" : "t." + group_by + ", ";
-  return "  SELECT " + key + "o.op, " + events + " END, " + bytes + " END\n" +
-         "  FROM (SELECT " + (group_by.empty() ? "" : group_by + ", ") + sums.substr(2) +
-         " FROM windowed_activity" + (group_by.empty() ? "" : " GROUP BY " + group_by) + ") AS t CROSS JOIN ops AS o";
+  return "  SELECT " + key + "o.op, " + events + " END, " + bytes + " END\n" + "  FROM (SELECT " +
+         (group_by.empty() ? "" : group_by + ", ") + sums.substr(2) + " FROM windowed_activity" +
+         (group_by.empty() ? "" : " GROUP BY " + group_by) + ") AS t CROSS JOIN ops AS o";
 }
 
 // " AND alias.op IN (...)" for an --op filter; empty without one.
@@ -255,22 +253,30 @@ std::string windowed_minutes(const QueryFilters& filters) {
   // (windowed_events holds only failed events with --failed, and minute_totals none.)
   if (filters.by_process() || filters.path || filters.failed_only)
     return "windowed_minutes(minute, op, events, bytes) AS (\n"
-           "  SELECT minute, op, events, " + bytes + " FROM (\n"
+           "  SELECT minute, op, events, " +
+           bytes +
+           " FROM (\n"
            "    SELECT time - (time % 60000000000 + 60000000000) % 60000000000 AS minute, op, sum(count) AS events,\n"
            "           sum(coalesce(size, 0)) AS bytes\n"
-           "    FROM windowed_events WHERE " + std::string(filters.failed_only ? "status IS NOT NULL" : "status IS NULL") +
-           " GROUP BY 1, 2))";
+           "    FROM windowed_events WHERE " +
+           std::string(filters.failed_only ? "status IS NOT NULL" : "status IS NULL") + " GROUP BY 1, 2))";
   return "windowed_minutes(minute, op, events, bytes) AS (\n"
-         "  SELECT minute, op, events, " + bytes + " FROM (\n"
+         "  SELECT minute, op, events, " +
+         bytes +
+         " FROM (\n"
          "    SELECT m.minute * 60000000000 AS minute, m.op, m.events, m.bytes FROM minute_totals m\n"
          "    WHERE m.minute BETWEEN coalesce(:first_minute, -9223372036854775807)"
-         " AND coalesce(:last_minute, 9223372036854775807)" + op_condition(filters, "m") + "\n"
+         " AND coalesce(:last_minute, 9223372036854775807)" +
+         op_condition(filters, "m") +
+         "\n"
          "    UNION ALL\n"
          "    SELECT time - (time % 60000000000 + 60000000000) % 60000000000, op, sum(count), sum(coalesce(size, 0))\n"
          "    FROM (SELECT coalesce(e.ts, e.id) AS time, e.op, e.size, coalesce(e.count, 1) AS count\n"
          "          FROM window_segments w CROSS JOIN events e ON e.id BETWEEN w.first_id AND w.last_id, bounds b\n"
          "          WHERE (w.min_time < :whole_minutes_from OR w.max_time >= :whole_minutes_to) AND e.status IS NULL\n"
-         "            AND coalesce(e.ts, e.id) BETWEEN b.lo AND b.hi" + op_condition(filters) + "\n"
+         "            AND coalesce(e.ts, e.id) BETWEEN b.lo AND b.hi" +
+         op_condition(filters) +
+         "\n"
          "            AND (coalesce(e.ts, e.id) < :whole_minutes_from OR coalesce(e.ts, e.id) >= :whole_minutes_to))\n"
          "    GROUP BY 1, 2))";
 }
@@ -295,10 +301,9 @@ Op parse_op_argument(const std::string& value) {
 
 std::string filter_ctes(const QueryFilters& filters) {
   // --user: a glob over the account, as over a path (user alone matches DOMAIN\\user).
-  const std::string picked_processes =
-      std::string("(SELECT process_id FROM processes WHERE 1") +
-      (filters.process ? " AND process_match(:process, pid, image)" : "") +
-      (filters.user ? " AND path_match(:user, user)" : "") + ")";
+  const std::string picked_processes = std::string("(SELECT process_id FROM processes WHERE 1") +
+                                       (filters.process ? " AND process_match(:process, pid, image)" : "") +
+                                       (filters.user ? " AND path_match(:user, user)" : "") + ")";
   const std::string picked_files = "(SELECT file_id FROM files WHERE path_match(:path, coalesce(path, nt_path)))";
   // The same filters on activity rows (a) and on events (e).
   std::string on_activity, on_totals, on_events;
@@ -342,8 +347,12 @@ std::string filter_ctes(const QueryFilters& filters) {
     sql +=
         "located_rows(first_id, last_id, min_time, max_time, events) AS (\n"
         "  SELECT a.first_id, a.last_id, w.min_time, w.max_time,\n"
-        "         CASE WHEN w.inside THEN " + activity_rows(filters, "a.") + " ELSE 0 END\n"
-        "  FROM " + located + " WHERE 1" + on_activity + "),\n"
+        "         CASE WHEN w.inside THEN " +
+        activity_rows(filters, "a.") +
+        " ELSE 0 END\n"
+        "  FROM " +
+        located + " WHERE 1" + on_activity +
+        "),\n"
         "located_ranges(first_id, last_id, island) AS (\n"
         "  SELECT first_id, last_id, sum(starts) OVER (ORDER BY first_id ROWS UNBOUNDED PRECEDING) FROM (\n"
         "    SELECT first_id, last_id,\n"
@@ -352,10 +361,16 @@ std::string filter_ctes(const QueryFilters& filters) {
         "    FROM located_rows)),\n"
         "event_ranges(first_id, last_id) AS (\n"
         "  SELECT min(first_id), max(last_id) FROM located_ranges GROUP BY island),\n"
-        "windowed_events" + event_names + " AS (\n"
-        "  SELECT " + event_columns + "\n"
+        "windowed_events" +
+        event_names +
+        " AS (\n"
+        "  SELECT " +
+        event_columns +
+        "\n"
         "  FROM event_ranges r CROSS JOIN events e ON e.id BETWEEN r.first_id AND r.last_id, bounds b\n"
-        "  WHERE 1" + on_events + "),\n"
+        "  WHERE 1" +
+        on_events +
+        "),\n"
         // The newest-first listings need only the last few ranges: counting the
         // located rows of segments wholly inside the window from the newest,
         // the first that reach :limit events hold that many matching events,
@@ -366,11 +381,17 @@ std::string filter_ctes(const QueryFilters& filters) {
         "  FROM (SELECT first_id, sum(events) OVER (ORDER BY last_id DESC ROWS UNBOUNDED PRECEDING) - events AS newer\n"
         "        FROM located_rows WHERE events > 0)\n"
         "  WHERE newer < coalesce(:limit, 50)),\n"
-        "newest_events" + event_names + " AS (\n"
-        "  SELECT " + event_columns + "\n"
+        "newest_events" +
+        event_names +
+        " AS (\n"
+        "  SELECT " +
+        event_columns +
+        "\n"
         "  FROM newest_bound n CROSS JOIN event_ranges r CROSS JOIN events e\n"
         "       ON e.id BETWEEN max(r.first_id, n.id) AND r.last_id, bounds b\n"
-        "  WHERE r.last_id >= n.id" + on_events + "),\n"
+        "  WHERE r.last_id >= n.id" +
+        on_events +
+        "),\n"
         // And the oldest-first ones only the first: the located rows taken by
         // the latest time of their segment, as many as reach :limit events, end
         // by a time before which the first :limit events all lie, and only rows
@@ -381,69 +402,97 @@ std::string filter_ctes(const QueryFilters& filters) {
         "      SELECT max_time, sum(events) OVER (ORDER BY max_time ROWS UNBOUNDED PRECEDING) AS up_to\n"
         "      FROM located_rows WHERE events > 0)\n"
         "    WHERE up_to >= coalesce(:limit, 1000)) AS u),\n"
-        "oldest_events" + event_names + " AS (\n"
-        "  SELECT " + event_columns + "\n"
+        "oldest_events" +
+        event_names +
+        " AS (\n"
+        "  SELECT " +
+        event_columns +
+        "\n"
         "  FROM oldest_bound o CROSS JOIN event_ranges r CROSS JOIN events e\n"
         "       ON e.id BETWEEN r.first_id AND min(r.last_id, o.last_id), bounds b\n"
-        "  WHERE r.first_id <= o.last_id AND coalesce(e.ts, e.id) <= o.time" + on_events + "),\n";
+        "  WHERE r.first_id <= o.last_id AND coalesce(e.ts, e.id) <= o.time" +
+        on_events + "),\n";
   } else {
-    sql +=
-        "windowed_events" + event_names + " AS (\n"
-        "  SELECT " + event_columns + "\n"
-        "  FROM events e, bounds b\n"
-        "  WHERE e.id BETWEEN (SELECT min(first_id) FROM window_segments) AND (SELECT max(last_id) FROM window_segments)"
-        + on_events + "),\n"
-        "newest_events AS (SELECT * FROM windowed_events),\n"
-        // The oldest-first listings without a pick need only the first
-        // segments: those wholly inside the window, taken by their latest
-        // time, that reach :limit events end by a time before which at least
-        // that many events lie; no event after it can be among the first
-        // :limit, and only segments starting before it hold the rest.
-        // (Segments count every operation: with --op there is no such bound.)
-        + (filters.ops.empty() && !filters.failed_only
-               ? "oldest_bound(time) AS (\n"
-                 "  SELECT coalesce(min(max_time), 9223372036854775807) FROM (\n"
-                 "    SELECT max_time, sum(events) OVER (ORDER BY max_time ROWS UNBOUNDED PRECEDING) AS up_to\n"
-                 "    FROM window_segments WHERE inside)\n"
-                 "  WHERE up_to >= coalesce(:limit, 1000)),\n"
-               : "oldest_bound(time) AS (SELECT 9223372036854775807),\n") +
-        "oldest_events" + event_names + " AS (\n"
-        "  SELECT " + event_columns + "\n"
-        "  FROM events e, bounds b, oldest_bound o\n"
-        "  WHERE e.id BETWEEN (SELECT min(first_id) FROM window_segments)"
-        " AND (SELECT max(last_id) FROM window_segments, oldest_bound o WHERE min_time <= o.time)\n"
-        "    AND coalesce(e.ts, e.id) <= o.time" + on_events + "),\n";
+    sql += "windowed_events" + event_names +
+           " AS (\n"
+           "  SELECT " +
+           event_columns +
+           "\n"
+           "  FROM events e, bounds b\n"
+           "  WHERE e.id BETWEEN (SELECT min(first_id) FROM window_segments) AND (SELECT max(last_id) FROM "
+           "window_segments)" +
+           on_events +
+           "),\n"
+           "newest_events AS (SELECT * FROM windowed_events),\n"
+           // The oldest-first listings without a pick need only the first
+           // segments: those wholly inside the window, taken by their latest
+           // time, that reach :limit events end by a time before which at least
+           // that many events lie; no event after it can be among the first
+           // :limit, and only segments starting before it hold the rest.
+           // (Segments count every operation: with --op there is no such bound.)
+           + (filters.ops.empty() && !filters.failed_only
+                  ? "oldest_bound(time) AS (\n"
+                    "  SELECT coalesce(min(max_time), 9223372036854775807) FROM (\n"
+                    "    SELECT max_time, sum(events) OVER (ORDER BY max_time ROWS UNBOUNDED PRECEDING) AS up_to\n"
+                    "    FROM window_segments WHERE inside)\n"
+                    "  WHERE up_to >= coalesce(:limit, 1000)),\n"
+                  : "oldest_bound(time) AS (SELECT 9223372036854775807),\n") +
+           "oldest_events" + event_names +
+           " AS (\n"
+           "  SELECT " +
+           event_columns +
+           "\n"
+           "  FROM events e, bounds b, oldest_bound o\n"
+           "  WHERE e.id BETWEEN (SELECT min(first_id) FROM window_segments)"
+           " AND (SELECT max(last_id) FROM window_segments, oldest_bound o WHERE min_time <= o.time)\n"
+           "    AND coalesce(e.ts, e.id) <= o.time" +
+           on_events + "),\n";
   }
   // Inside the window the activity rows count; at its edges (at most the two
   // segments it cuts through) each matching event is a row of its own, which
   // is cheaper than grouping them, and the same once a report adds them up.
   sql +=
       "windowed_activity AS (\n"
-      "  SELECT a.segment_id, w.hour, a.process_id, a.file_id, " + activity_select_list(filters, "a.") + "\n"
-      "  FROM " + located + "\n"
-      "  WHERE w.inside" + on_activity + "\n"
+      "  SELECT a.segment_id, w.hour, a.process_id, a.file_id, " +
+      activity_select_list(filters, "a.") +
+      "\n"
+      "  FROM " +
+      located +
+      "\n"
+      "  WHERE w.inside" +
+      on_activity +
+      "\n"
       "  UNION ALL\n"
-      "  SELECT w.segment_id, w.hour, e.process_id, e.file_id, " + counted_select_list(filters) + "\n"
+      "  SELECT w.segment_id, w.hour, e.process_id, e.file_id, " +
+      counted_select_list(filters) +
+      "\n"
       "  FROM window_segments w CROSS JOIN events e ON e.id BETWEEN w.first_id AND w.last_id, bounds b\n"
-      "  WHERE NOT w.inside" + on_events + "\n"
+      "  WHERE NOT w.inside" +
+      on_events +
+      "\n"
       // Pruned events live on as hourly totals: every hour the window touches.
       "  UNION ALL\n"
-      "  SELECT NULL, h.hour, h.process_id, h.file_id, " + activity_select_list(filters, "h.") + "\n"
+      "  SELECT NULL, h.hour, h.process_id, h.file_id, " +
+      activity_select_list(filters, "h.") +
+      "\n"
       "  FROM hour_totals h\n"
-      "  WHERE h.hour BETWEEN coalesce(:first_hour, -9223372036854775807) AND coalesce(:last_hour, 9223372036854775807)" +
-      on_totals + "),\n" +
-      windowed_minutes(filters) + ",\n";
+      "  WHERE h.hour BETWEEN coalesce(:first_hour, -9223372036854775807) AND coalesce(:last_hour, "
+      "9223372036854775807)" +
+      on_totals + "),\n" + windowed_minutes(filters) + ",\n";
   // Per operation: without a process or path the minute totals hold them
   // (a few thousand rows a day); with one, the matching activity rows.
   if ((filters.by_process() || filters.path) && !filters.failed_only)
-    sql += "windowed_op_totals(op, events, bytes) AS (\n" + unpivoted_operations("") + "),\n"
-           "windowed_ops(hour, op, events, bytes) AS (\n" + unpivoted_operations("hour") + ")";
+    sql += "windowed_op_totals(op, events, bytes) AS (\n" + unpivoted_operations("") +
+           "),\n"
+           "windowed_ops(hour, op, events, bytes) AS (\n" +
+           unpivoted_operations("hour") + ")";
   else
-    sql += "windowed_op_totals(op, events, bytes) AS (\n"
-           "  SELECT op, sum(events), sum(bytes) FROM windowed_minutes GROUP BY op),\n"
-           "windowed_ops(hour, op, events, bytes) AS (\n"
-           "  SELECT minute / 3600000000000 - (minute < 0 AND minute % 3600000000000 <> 0), op, sum(events), sum(bytes)\n"
-           "  FROM windowed_minutes GROUP BY 1, 2)";
+    sql +=
+        "windowed_op_totals(op, events, bytes) AS (\n"
+        "  SELECT op, sum(events), sum(bytes) FROM windowed_minutes GROUP BY op),\n"
+        "windowed_ops(hour, op, events, bytes) AS (\n"
+        "  SELECT minute / 3600000000000 - (minute < 0 AND minute % 3600000000000 <> 0), op, sum(events), sum(bytes)\n"
+        "  FROM windowed_minutes GROUP BY 1, 2)";
   return sql;
 }
 
@@ -484,8 +533,10 @@ void add_filter_params(const QueryFilters& filters, Params& params) {
 void judge_path_breadth(SQLite::Database& db, QueryFilters& filters) {
   filters.broad_path = false;
   if (!filters.path) return;
-  SQLite::Statement count(db, "SELECT count(*) FROM (SELECT 1 FROM files WHERE path_match(?, coalesce(path, nt_path)) "
-                              "LIMIT " + std::to_string(broad_path_files + 1) + ")");
+  SQLite::Statement count(db,
+                          "SELECT count(*) FROM (SELECT 1 FROM files WHERE path_match(?, coalesce(path, nt_path)) "
+                          "LIMIT " +
+                              std::to_string(broad_path_files + 1) + ")");
   count.bind(1, *filters.path);
   filters.broad_path = count.executeStep() && count.getColumn(0).getInt() > broad_path_files;
 }

@@ -1,8 +1,7 @@
 #include "query/output.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "core/error.h"
@@ -16,8 +15,8 @@ constexpr std::size_t max_process_width = 40;  // process images: the name matte
 
 // Display width of UTF-8 text: code points, not bytes.
 std::size_t display_width(const std::string& text) {
-  return static_cast<std::size_t>(std::count_if(
-      text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  return static_cast<std::size_t>(
+      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
 // Byte offset of the code point with index n.
@@ -61,8 +60,8 @@ void write_table(std::ostream& out, const Table& table) {
       if (cell.type == Cell::Type::integer && is_bytes_column(table.columns[c]))
         text = human_bytes(static_cast<std::uint64_t>(std::max<long long>(0, std::stoll(cell.text))));
       else if (cell.type == Cell::Type::text && is_path_column(table.columns[c]))
-        text = shorten_path(text, table.columns[c] == "process" || table.columns[c] == "image" ? max_process_width
-                                                                                                 : max_path_width);
+        text = shorten_path(
+            text, table.columns[c] == "process" || table.columns[c] == "image" ? max_process_width : max_path_width);
       texts.push_back(std::move(text));
     }
   }
@@ -159,8 +158,7 @@ std::string shorten_path(const std::string& path, std::size_t max_width) {
   if (!tail.empty()) {
     for (std::size_t separator : separators) {
       std::string candidate = path.substr(0, separator + 1);
-      if (display_width(candidate) + display_width(tail) > budget || separator + 1 > path.size() - tail.size())
-        break;
+      if (display_width(candidate) + display_width(tail) > budget || separator + 1 > path.size() - tail.size()) break;
       head = std::move(candidate);
     }
     if (!head.empty()) return head + "\u2026" + tail;

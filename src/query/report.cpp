@@ -4,10 +4,10 @@
 #include <sqlite3.h>
 
 #include <algorithm>
-#include <charconv>
-#include <optional>
 #include <cctype>
+#include <charconv>
 #include <cstring>
+#include <optional>
 #include <sstream>
 
 #include "core/error.h"
@@ -153,7 +153,8 @@ std::string closest_report_name(const std::string& name) {
 std::string with_ctes(const std::string& ctes, const std::string& statement) {
   std::size_t start = statement.find_first_not_of(" \t\r\n");
   if (start != std::string::npos && statement.size() - start > 4 &&
-      sqlite3_strnicmp(statement.c_str() + start, "WITH", 4) == 0 && std::isspace(static_cast<unsigned char>(statement[start + 4])))
+      sqlite3_strnicmp(statement.c_str() + start, "WITH", 4) == 0 &&
+      std::isspace(static_cast<unsigned char>(statement[start + 4])))
     return "WITH " + ctes + ",\n" + statement.substr(start + 5);
   return "WITH " + ctes + "\n" + statement;
 }
@@ -224,9 +225,12 @@ Table run_sql(SQLite::Database& db, const std::string& sql, const Params& params
       for (int c = 0; c < statement.getColumnCount(); ++c) {
         SQLite::Column column = statement.getColumn(c);
         Cell cell;
-        if (column.isInteger()) cell.type = Cell::Type::integer;
-        else if (column.isFloat()) cell.type = Cell::Type::real;
-        else if (!column.isNull()) cell.type = Cell::Type::text;
+        if (column.isInteger())
+          cell.type = Cell::Type::integer;
+        else if (column.isFloat())
+          cell.type = Cell::Type::real;
+        else if (!column.isNull())
+          cell.type = Cell::Type::text;
         if (!column.isNull()) cell.text = column.getString();
         row.push_back(std::move(cell));
       }

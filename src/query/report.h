@@ -54,7 +54,7 @@ struct Cell {
 };
 
 struct Table {
-  std::string name;                       // section name
+  std::string name;  // section name
   std::vector<std::string> columns;
   std::vector<std::vector<Cell>> rows;
 };

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "core/bounded_queue.h"
-#include "core/device_map.h"
 #include "core/catalog.h"
+#include "core/device_map.h"
 #include "core/file_event.h"
 #include "core/run_stats.h"
 

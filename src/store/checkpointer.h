@@ -18,13 +18,13 @@
 
 #include <SQLiteCpp/Database.h>
 
-#include "store/database.h"
-
 #include <chrono>
-#include <cstdint>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <thread>
+
+#include "store/database.h"
 
 namespace etwaudit {
 
@@ -52,8 +52,8 @@ class Checkpointer {
   SQLite::Database& m_writer;
   SQLite::Database m_connection;  // the checkpointing connection
   std::chrono::milliseconds m_interval;
-  std::int64_t m_wal_limit;  // bytes
-  std::mutex m_working;  // held while checkpointing
+  std::int64_t m_wal_limit;                            // bytes
+  std::mutex m_working;                                // held while checkpointing
   std::chrono::steady_clock::time_point m_cut_failed;  // cut_back's last failure (writer's thread)
   std::mutex m_mutex;
   std::condition_variable m_wakeup;

@@ -43,9 +43,9 @@ void Coalescer::add(std::vector<FileEvent>& batch, std::vector<FileEvent>& ready
     FileEvent& group = m_open[found->second - m_first_index];
     group.count += event.count;
     if (event.size >= 0) group.size += event.size;
-    group.end_offset = event.end_offset >= 0                       ? event.end_offset
+    group.end_offset = event.end_offset >= 0                  ? event.end_offset
                        : event.offset >= 0 && event.size >= 0 ? event.offset + event.size
-                                                               : -1;
+                                                              : -1;
   }
   close_before(m_newest == INT64_MIN ? INT64_MIN : m_newest - m_window, ready);
 }

@@ -44,7 +44,7 @@ class Coalescer {
     std::uint32_t process;
     std::uint32_t path;
     Op op;
-    bool sized;  // size known
+    bool sized;            // size known
     std::uint32_t status;  // a failed operation never joins a successful one
     bool operator==(const Key&) const = default;
   };
@@ -54,10 +54,10 @@ class Coalescer {
 
   void close_before(std::int64_t time, std::vector<FileEvent>& ready);
 
-  std::int64_t m_window;                              // ns
-  std::int64_t m_newest = INT64_MIN;                  // latest event time seen
-  std::deque<FileEvent> m_open;                       // open groups, in the order they began
-  std::uint64_t m_first_index = 0;                    // index of m_open.front() since the start
+  std::int64_t m_window;                                    // ns
+  std::int64_t m_newest = INT64_MIN;                        // latest event time seen
+  std::deque<FileEvent> m_open;                             // open groups, in the order they began
+  std::uint64_t m_first_index = 0;                          // index of m_open.front() since the start
   std::unordered_map<Key, std::uint64_t, KeyHash> m_index;  // key -> index of its open group
   std::uint64_t m_held_events = 0;
 };

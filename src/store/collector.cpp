@@ -198,10 +198,10 @@ void Collector::write(std::vector<FileEvent>& rows) {
       if (m_queue.closed() && !stopping_since) stopping_since = now;
       if (stopping_since && now - *stopping_since >= stop_grace) {
         m_abandoned += events_in(rows);
-        throw std::runtime_error("the database was still locked by another connection " +
-                                 seconds_text(now - *waiting_since) +
-                                 " after the collector began waiting, and the run is stopping: " +
-                                 with_thousands(events_in(rows)) + " events of the last batch were dropped");
+        throw std::runtime_error(
+            "the database was still locked by another connection " + seconds_text(now - *waiting_since) +
+            " after the collector began waiting, and the run is stopping: " + with_thousands(events_in(rows)) +
+            " events of the last batch were dropped");
       }
       m_stats.dropped = m_queue.dropped() + m_abandoned;
       std::this_thread::sleep_for(retry_pause);

@@ -205,8 +205,8 @@ std::unique_ptr<SQLite::Database> open_read_only(const std::string& path) {
     check_not_newer(*db, version);
     if (version == 0) throw Error("'" + path + "' is not an etwaudit database");
     if (version < program_schema_version())
-      throw Error("database '" + path + "' has schema version " + std::to_string(version) + ", older than this etwaudit's (" +
-                  std::to_string(program_schema_version()) +
+      throw Error("database '" + path + "' has schema version " + std::to_string(version) +
+                  ", older than this etwaudit's (" + std::to_string(program_schema_version()) +
                   "): it is upgraded in place when a collector next opens it, or now with 'etwaudit prune --db " +
                   path + " --upgrade'");
   } catch (const SQLite::Exception& e) {

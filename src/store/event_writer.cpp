@@ -347,8 +347,8 @@ void EventWriter::insert_pending() {
       bind_optional(insert, base + 9, event.count, event.count != 1);
       // A sequential run ends at offset + size: only other ends are stored.
       bind_optional(insert, base + 10, event.end_offset,
-                    event.end_offset >= 0 && !(event.offset >= 0 && event.size >= 0 &&
-                                               event.end_offset == event.offset + event.size));
+                    event.end_offset >= 0 &&
+                        !(event.offset >= 0 && event.size >= 0 && event.end_offset == event.offset + event.size));
       bind_optional(insert, base + 11, event.status, event.status != 0);
     }
     insert.exec();

@@ -58,7 +58,9 @@ class EventWriter {
   void set_filter(RecordFilter filter);
 
   // Starts a new segment after this many events (1 .. segment_capacity).
-  void set_segment_capacity(std::int64_t events) { m_segment_capacity = std::clamp<std::int64_t>(events, 1, segment_capacity); }
+  void set_segment_capacity(std::int64_t events) {
+    m_segment_capacity = std::clamp<std::int64_t>(events, 1, segment_capacity);
+  }
 
   // Inserts this run's collector_runs row (and closes the rows of runs that
   // died without closing their own: we hold the only writer lock).
@@ -109,9 +111,9 @@ class EventWriter {
     std::size_t operator()(const ActivityKey& key) const noexcept;
   };
   struct ActivityTotals {
-    std::int64_t events = 0;    // events that did not fail (a coalesced row counts its events)
-    std::int64_t failed = 0;    // events that failed (a status), counted nowhere else
-    std::int64_t rows = 0;      // event rows, of both
+    std::int64_t events = 0;  // events that did not fail (a coalesced row counts its events)
+    std::int64_t failed = 0;  // events that failed (a status), counted nowhere else
+    std::int64_t rows = 0;    // event rows, of both
     std::int64_t first_id = 0;
     std::int64_t last_id = 0;
     std::int64_t count[op_count] = {};  // events per Op
@@ -162,7 +164,7 @@ class EventWriter {
   std::int64_t m_last_segment_id = 0;  // highest segment id in the database
   Segment m_segment;                   // the open segment
   std::int64_t m_segment_capacity = segment_capacity;
-  std::vector<Segment> m_touched;      // segments changed by the current batch
+  std::vector<Segment> m_touched;  // segments changed by the current batch
 
   // Catalog id -> database id (0 = not looked up yet, -1 = excluded).
   std::vector<std::int64_t> m_file_ids;

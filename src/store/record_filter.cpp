@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-
 namespace etwaudit {
 
 bool RecordFilter::keeps_path(const std::string& path) const {

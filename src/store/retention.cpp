@@ -21,10 +21,11 @@ std::string fold_sql() {
       sums += std::string(", ") + column + " = " + column + " + excluded." + column;
     }
   }
-  return "INSERT INTO hour_totals (hour, process_id, file_id, " + columns + ") SELECT s.hour, a.process_id, a.file_id, " +
-         selected +
+  return "INSERT INTO hour_totals (hour, process_id, file_id, " + columns +
+         ") SELECT s.hour, a.process_id, a.file_id, " + selected +
          " FROM activity a JOIN segments s ON s.segment_id = a.segment_id WHERE a.segment_id = ?1"
-         " ON CONFLICT (hour, process_id, file_id) DO UPDATE SET " + sums;
+         " ON CONFLICT (hour, process_id, file_id) DO UPDATE SET " +
+         sums;
 }
 
 }  // namespace
@@ -131,10 +132,11 @@ bool Pruner::prune_total_hour(PruneResult& result) {
   if (!oldest.executeStep() || oldest.getColumn(0).isNull()) return false;
   const std::int64_t hour = oldest.getColumn(0).getInt64();
   oldest.reset();
-  SQLite::Statement mark(m_db,
-                         "UPDATE retention SET totals_pruned_before = max(coalesce(totals_pruned_before, ?1), ?1), "
-                         "totals_pruned_events = totals_pruned_events + "
-                         "(SELECT coalesce(sum(events + failed), 0) FROM hour_totals WHERE hour = ?3), last_prune_at = ?2");
+  SQLite::Statement mark(
+      m_db,
+      "UPDATE retention SET totals_pruned_before = max(coalesce(totals_pruned_before, ?1), ?1), "
+      "totals_pruned_events = totals_pruned_events + "
+      "(SELECT coalesce(sum(events + failed), 0) FROM hour_totals WHERE hour = ?3), last_prune_at = ?2");
   mark.bind(1, (hour + 1) * ns_per_hour);
   mark.bind(2, static_cast<std::int64_t>(now_ns()));
   mark.bind(3, hour);

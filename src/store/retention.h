@@ -47,15 +47,15 @@ struct RetentionPolicy {
 };
 
 struct PruneResult {
-  std::uint64_t segments = 0;      // segments deleted
-  std::uint64_t rows = 0;          // event rows deleted
-  std::uint64_t events = 0;        // events they stood for
-  std::uint64_t transactions = 0;  // transactions committed
-  std::uint64_t total_hours = 0;   // hours of hourly totals dropped for max_bytes
+  std::uint64_t segments = 0;                        // segments deleted
+  std::uint64_t rows = 0;                            // event rows deleted
+  std::uint64_t events = 0;                          // events they stood for
+  std::uint64_t transactions = 0;                    // transactions committed
+  std::uint64_t total_hours = 0;                     // hours of hourly totals dropped for max_bytes
   std::chrono::microseconds longest_transaction{0};  // longest write lock held
   std::chrono::microseconds total_time{0};           // all transactions together
-  bool over_size = false;          // still over max_bytes with nothing left to prune
-  bool budget_spent = false;       // stopped at the time budget with more to prune
+  bool over_size = false;                            // still over max_bytes with nothing left to prune
+  bool budget_spent = false;                         // stopped at the time budget with more to prune
 };
 
 // The units of the store, shrunk under a small cap. Pruning drops whole
@@ -66,7 +66,7 @@ struct PruneResult {
 // than an event row takes) and the WAL is cut back at an 8th of it.
 struct StoreSizing {
   std::int64_t segment_events = segment_capacity;  // EventWriter::set_segment_capacity
-  std::int64_t wal_bytes = wal_size_limit;          // the Checkpointer's wal_limit
+  std::int64_t wal_bytes = wal_size_limit;         // the Checkpointer's wal_limit
 };
 StoreSizing sizing_for(const RetentionPolicy& policy);
 

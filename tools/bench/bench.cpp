@@ -27,11 +27,11 @@
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
-#include <thread>
-#include <optional>
 #include <iostream>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #ifndef _WIN32
@@ -41,17 +41,17 @@
 
 #include "core/catalog.h"
 #include "core/human_format.h"
+#include "core/time_format.h"
+#include "decoder_bench.h"
+#include "pipeline/collection.h"
+#include "query/filters.h"
+#include "query/report.h"
 #include "sources/etl/etl_reader.h"
 #include "sources/etl/etl_source.h"
 #include "sources/etw/decoder.h"
-#include "core/time_format.h"
-#include "query/filters.h"
-#include "query/report.h"
 #include "sources/event_source.h"
-#include "pipeline/collection.h"
 #include "store/database.h"
 #include "store/event_writer.h"
-#include "decoder_bench.h"
 #include "stream.h"
 
 namespace fs = std::filesystem;
@@ -207,7 +207,7 @@ class StreamSource final : public etwaudit::EventSource {
 
 // How a pipeline run is set up beyond (c)'s defaults.
 struct PipelineSetup {
-  etwaudit::RetentionPolicy retention;              // (d)
+  etwaudit::RetentionPolicy retention;                // (d)
   std::optional<std::chrono::milliseconds> coalesce;  // (e)
 };
 
@@ -262,8 +262,8 @@ void print_phase(const char* name, const PhaseResult& result, std::uint64_t even
               result.seconds, result.cpu * 1e6 / events, static_cast<double>(result.bytes) / stored);
   if (result.rows) std::printf("  %5.3f rows/event", result.rows / stored);
   if (result.pruned.transactions)
-    std::printf("\n%15s pruned %llu events in %llu transactions, %.2f s in all, the longest %.1f ms; %.0f MB on disk", "",
-                static_cast<unsigned long long>(result.pruned.events),
+    std::printf("\n%15s pruned %llu events in %llu transactions, %.2f s in all, the longest %.1f ms; %.0f MB on disk",
+                "", static_cast<unsigned long long>(result.pruned.events),
                 static_cast<unsigned long long>(result.pruned.transactions), result.pruned.total_time.count() / 1e6,
                 result.pruned.longest_transaction.count() / 1000.0, result.bytes / 1048576.0);
   std::printf("\n");
@@ -294,7 +294,8 @@ void import_benchmark(const std::string& trace, const fs::path& dir) {
     records = reader.counters().records;
     // Buffers as the logger filled them: decompressed, or read as they are.
     const auto& counters = reader.counters();
-    bytes = counters.bytes_decompressed + (counters.buffers - counters.compressed_buffers) * reader.header().buffer_size;
+    bytes =
+        counters.bytes_decompressed + (counters.buffers - counters.compressed_buffers) * reader.header().buffer_size;
     (void)payload;
   });
   const double decode = best_of_three([&] {
@@ -325,8 +326,8 @@ void import_benchmark(const std::string& trace, const fs::path& dir) {
   std::printf("%-22s %8.1f ms %12.0f records/s %8.0f MB/s\n", "parse only", parse * 1e3, records / parse, mb / parse);
   std::printf("%-22s %8.1f ms %12.0f records/s %8.0f MB/s\n", "parse and decode", decode * 1e3, records / decode,
               mb / decode);
-  std::printf("%-22s %8.1f ms %12.0f records/s %8.0f MB/s\n", "import into a database", import * 1e3,
-              records / import, mb / import);
+  std::printf("%-22s %8.1f ms %12.0f records/s %8.0f MB/s\n", "import into a database", import * 1e3, records / import,
+              mb / import);
 }
 
 // Times every report on an existing database: over all of it, and over one
@@ -345,18 +346,19 @@ void query_benchmark(const std::string& path) {
   const std::int64_t until = since + etwaudit::ns_per_hour;
   // The busiest file and process, and a file of middling popularity.
   const std::string busy_path = text(
-      "SELECT path FROM files WHERE file_id = (SELECT file_id FROM activity GROUP BY file_id ORDER BY sum(events) DESC LIMIT 1)");
+      "SELECT path FROM files WHERE file_id = (SELECT file_id FROM activity GROUP BY file_id ORDER BY sum(events) DESC "
+      "LIMIT 1)");
   const std::string typical_path = text(
       "SELECT path FROM files WHERE file_id = (SELECT file_id FROM activity GROUP BY file_id ORDER BY sum(events) DESC "
       "LIMIT 1 OFFSET (SELECT count(DISTINCT file_id) / 10 FROM activity))");
-  const std::string busy_pid = std::to_string(number(
-      "SELECT pid FROM processes WHERE process_id = (SELECT process_id FROM activity GROUP BY process_id "
-      "ORDER BY sum(events) DESC LIMIT 1)"));
+  const std::string busy_pid = std::to_string(
+      number("SELECT pid FROM processes WHERE process_id = (SELECT process_id FROM activity GROUP BY process_id "
+             "ORDER BY sum(events) DESC LIMIT 1)"));
   std::printf("database %s: %lld events, hours %s .. %s\n", path.c_str(), static_cast<long long>(events),
               etwaudit::format_iso8601(first_hour * etwaudit::ns_per_hour).c_str(),
               etwaudit::format_iso8601(last_hour * etwaudit::ns_per_hour).c_str());
-  std::printf("one hour: %s; busy path %s; typical path %s; busy pid %s\n\n",
-              etwaudit::format_iso8601(since).c_str(), busy_path.c_str(), typical_path.c_str(), busy_pid.c_str());
+  std::printf("one hour: %s; busy path %s; typical path %s; busy pid %s\n\n", etwaudit::format_iso8601(since).c_str(),
+              busy_path.c_str(), typical_path.c_str(), busy_pid.c_str());
 
   struct Case {
     std::string report;
@@ -376,7 +378,8 @@ void query_benchmark(const std::string& path) {
   std::vector<Case> cases;
   for (const char* report : {"summary", "top-files", "top-processes", "timeline"})
     cases.push_back({report, "whole database", all, {}});
-  cases.push_back({"timeline", "whole database, --bucket 1d", all, {{"bucket", std::to_string(24 * etwaudit::ns_per_hour)}}});
+  cases.push_back(
+      {"timeline", "whole database, --bucket 1d", all, {{"bucket", std::to_string(24 * etwaudit::ns_per_hour)}}});
   for (const etwaudit::Report& report : etwaudit::reports()) {
     cases.push_back({report.name, "1 hour", windowed(all), {}});
     if (report.argument != "process") {
@@ -385,7 +388,8 @@ void query_benchmark(const std::string& path) {
     }
     if (report.argument != "path") cases.push_back({report.name, "1 hour, busy process", windowed(busy_process), {}});
   }
-  cases.push_back({"timeline", "1 hour, --bucket 1m", windowed(all), {{"bucket", std::to_string(60 * etwaudit::ns_per_second)}}});
+  cases.push_back(
+      {"timeline", "1 hour, --bucket 1m", windowed(all), {{"bucket", std::to_string(60 * etwaudit::ns_per_second)}}});
   cases.push_back({"file-history", "whole database, typical path", typical_file, {}});
   cases.push_back({"process-activity", "whole database, busy process", busy_process, {}});
 
@@ -408,11 +412,10 @@ void query_benchmark(const std::string& path) {
 
 }  // namespace
 
-
 // ---- soak: weeks of activity compressed in time --------------------------
 
 struct SoakSetup {
-  double days = 60;                    // simulated time
+  double days = 60;                     // simulated time
   etwaudit::RetentionPolicy retention;  // the run with retention on
   long coalesce_ms = 100;
 };
@@ -525,7 +528,8 @@ std::vector<std::string> soak_recount(const std::string& path, const SoakRun& ru
   std::vector<std::string> wrong;
   auto expect = [&](const char* what, std::int64_t got, std::int64_t expected) {
     std::printf("  %-58s %14lld %s\n", what, static_cast<long long>(got), got == expected ? "ok" : "WRONG");
-    if (got != expected) wrong.push_back(std::string(what) + ": " + std::to_string(got) + ", expected " + std::to_string(expected));
+    if (got != expected)
+      wrong.push_back(std::string(what) + ": " + std::to_string(got) + ", expected " + std::to_string(expected));
   };
   const auto events = static_cast<std::int64_t>(run.events);
   expect("events written (run record)", number("SELECT events_written FROM collector_runs"), events);
@@ -534,28 +538,33 @@ std::vector<std::string> soak_recount(const std::string& path, const SoakRun& ru
          number("SELECT (SELECT coalesce(sum(events), 0) FROM hour_totals) + (SELECT coalesce(sum(events), 0) FROM "
                 "activity) + (SELECT totals_pruned_events FROM retention)"),
          events);
-  expect("read+write bytes in minute_totals", number("SELECT coalesce(sum(bytes), 0) FROM minute_totals WHERE op IN (0, 1)"),
+  expect("read+write bytes in minute_totals",
+         number("SELECT coalesce(sum(bytes), 0) FROM minute_totals WHERE op IN (0, 1)"),
          static_cast<std::int64_t>(run.read_write_bytes));
   if (number("SELECT totals_pruned_before IS NULL FROM retention"))
     expect("read+write bytes in hour_totals + kept activity",
            number("SELECT (SELECT coalesce(sum(read_bytes + write_bytes), 0) FROM hour_totals) + "
                   "(SELECT coalesce(sum(read_bytes + write_bytes), 0) FROM activity)"),
            static_cast<std::int64_t>(run.read_write_bytes));
-  expect("kept events recounted from the events table", number("SELECT coalesce(sum(coalesce(count, 1)), 0) FROM events"),
+  expect("kept events recounted from the events table",
+         number("SELECT coalesce(sum(coalesce(count, 1)), 0) FROM events"),
          number("SELECT coalesce(sum(events), 0) FROM activity"));
   expect("kept rows recounted from the events table", number("SELECT count(*) FROM events"),
          number("SELECT coalesce(sum(events), 0) FROM segments"));
-  expect("pruned + kept events", number("SELECT pruned_events FROM retention") + number("SELECT coalesce(sum(events), 0) FROM activity"), events);
+  expect("pruned + kept events",
+         number("SELECT pruned_events FROM retention") + number("SELECT coalesce(sum(events), 0) FROM activity"),
+         events);
   return wrong;
 }
 
 int soak(const bench::StreamShape& shape, const SoakSetup& setup, const fs::path& dir) {
   const auto events = static_cast<std::uint64_t>(setup.days * 86'400 * shape.rate);
-  std::printf("soak: %.0f days at a mean %.1f events/s with a daily cycle = %llu events, coalescing %ld ms; "
-              "retention --keep %.0fh --max-size %s\n",
-              setup.days, shape.rate, static_cast<unsigned long long>(events), setup.coalesce_ms,
-              static_cast<double>(*setup.retention.keep_ns) / etwaudit::ns_per_hour,
-              etwaudit::human_bytes(*setup.retention.max_bytes).c_str());
+  std::printf(
+      "soak: %.0f days at a mean %.1f events/s with a daily cycle = %llu events, coalescing %ld ms; "
+      "retention --keep %.0fh --max-size %s\n",
+      setup.days, shape.rate, static_cast<unsigned long long>(events), setup.coalesce_ms,
+      static_cast<double>(*setup.retention.keep_ns) / etwaudit::ns_per_hour,
+      etwaudit::human_bytes(*setup.retention.max_bytes).c_str());
   const std::string on_path = (dir / "soak-retention.db").string(), off_path = (dir / "soak-plain.db").string();
   const SoakRun on = soak_run(on_path, shape, events, setup, true);
   const SoakRun off = soak_run(off_path, shape, events, setup, false);
@@ -564,7 +573,9 @@ int soak(const bench::StreamShape& shape, const SoakSetup& setup, const fs::path
   std::printf("\ndatabase file by simulated day (retention on | off):\n");
   const std::size_t rows = 12;
   for (std::size_t i = 1; i <= rows; ++i) {
-    auto at = [&](const SoakRun& run) { return run.sizes.empty() ? std::pair<double, std::uint64_t>{0, 0} : run.sizes[(run.sizes.size() - 1) * i / rows]; };
+    auto at = [&](const SoakRun& run) {
+      return run.sizes.empty() ? std::pair<double, std::uint64_t>{0, 0} : run.sizes[(run.sizes.size() - 1) * i / rows];
+    };
     std::printf("  day %5.1f  %9.1f MB | day %5.1f  %9.1f MB\n", at(on).first, at(on).second / 1048576.0, at(off).first,
                 at(off).second / 1048576.0);
   }
@@ -572,11 +583,13 @@ int soak(const bench::StreamShape& shape, const SoakSetup& setup, const fs::path
   std::printf("\nevents/s: retention on %.0f, off %.0f, ratio %.2f (goal >= 0.90)\n", on.events / on.seconds,
               off.events / off.seconds, ratio);
   std::printf("largest database file: %.1f MB with a cap of %.1f MB%s\n", on.max_file_bytes / 1048576.0,
-              *setup.retention.max_bytes / 1048576.0, on.max_file_bytes <= *setup.retention.max_bytes ? "" : " (OVER THE CAP)");
-  std::printf("pruned %llu events in %llu transactions; longest prune transaction %.1f ms; longest wait of another "
-              "connection for the write lock %.1f ms\n",
-              static_cast<unsigned long long>(on.pruned.events), static_cast<unsigned long long>(on.pruned.transactions),
-              on.pruned.longest_transaction.count() / 1000.0, on.longest_lock_wait_ms);
+              *setup.retention.max_bytes / 1048576.0,
+              on.max_file_bytes <= *setup.retention.max_bytes ? "" : " (OVER THE CAP)");
+  std::printf(
+      "pruned %llu events in %llu transactions; longest prune transaction %.1f ms; longest wait of another "
+      "connection for the write lock %.1f ms\n",
+      static_cast<unsigned long long>(on.pruned.events), static_cast<unsigned long long>(on.pruned.transactions),
+      on.pruned.longest_transaction.count() / 1000.0, on.longest_lock_wait_ms);
   std::printf("queries during the run: %llu, errors %llu%s%s, slowest %.0f ms\n",
               static_cast<unsigned long long>(on.queries), static_cast<unsigned long long>(on.query_errors),
               on.first_error.empty() ? "" : ": ", on.first_error.c_str(), on.slowest_query_ms);
@@ -661,8 +674,9 @@ int main(int argc, char** argv) {
         std::cerr << "etwaudit-bench: --soak needs positive DAYS, a --keep duration and a --max-size\n";
         return 2;
       }
-      const fs::path dir = args.count("dir") ? fs::path(args["dir"].as<std::string>())
-                                             : fs::temp_directory_path() / ("etwaudit-soak-" + std::to_string(getpid()));
+      const fs::path dir = args.count("dir")
+                               ? fs::path(args["dir"].as<std::string>())
+                               : fs::temp_directory_path() / ("etwaudit-soak-" + std::to_string(getpid()));
       fs::create_directories(dir);
       const int status = soak(shape, setup, dir);
       if (!args.count("dir")) fs::remove_all(dir);
@@ -728,7 +742,8 @@ int main(int argc, char** argv) {
     if (runs('e'))
       e = pipeline((dir / "coalescing.db").string(), shape, events, batch_size, unused_rss, unused_wal,
                    with_coalescing);
-    if (runs('f')) f = pipeline((dir / "both.db").string(), shape, events, batch_size, unused_rss, unused_wal, with_both);
+    if (runs('f'))
+      f = pipeline((dir / "both.db").string(), shape, events, batch_size, unused_rss, unused_wal, with_both);
     const PhaseResult a = bare_insert((dir / "bare.db").string(), shape, events, batch_size, false);
     PhaseResult b;
     const bool naive = runs('b') && !args.count("skip-naive");

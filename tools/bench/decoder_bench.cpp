@@ -172,9 +172,8 @@ int decoder_benchmark(std::uint64_t operations) {
     // them: the operations before it go at once.
     const std::uint64_t held = c.ends ? operations - static_cast<std::uint64_t>(c.in_flight) - 1 : 0;
     if (timing.delivered != operations || timing.stats.never_completed != 0 || timing.stats.completed != held) {
-      std::fprintf(stderr, "etwaudit-bench: %s: delivered %llu of %llu, completed %llu, never completed %llu\n",
-                   c.name, static_cast<unsigned long long>(timing.delivered),
-                   static_cast<unsigned long long>(operations),
+      std::fprintf(stderr, "etwaudit-bench: %s: delivered %llu of %llu, completed %llu, never completed %llu\n", c.name,
+                   static_cast<unsigned long long>(timing.delivered), static_cast<unsigned long long>(operations),
                    static_cast<unsigned long long>(timing.stats.completed),
                    static_cast<unsigned long long>(timing.stats.never_completed));
       return 1;

@@ -79,7 +79,7 @@ StreamEvent Stream::next() {
   if (m_shape.daily_cycle) {
     constexpr double day = 86'400e9, pi = 3.14159265358979323846;
     const double phase = std::fmod(static_cast<double>(m_time), day) / day;  // 0 at midnight UTC
-    rate *= 1.0 - 0.8 * std::cos(2 * pi * (phase - 0.125));                   // lowest at 03:00
+    rate *= 1.0 - 0.8 * std::cos(2 * pi * (phase - 0.125));                  // lowest at 03:00
   }
   m_time += 1 + static_cast<std::int64_t>(-std::log(1.0 - m_random.uniform()) * 1e9 / rate);
   StreamEvent event{m_time,  -1,

@@ -94,7 +94,7 @@ struct StreamProcess {
 struct StreamShape {
   std::size_t processes = 300;
   std::size_t files = 50000;
-  double rate = 2000;  // events per simulated second (the mean, with daily_cycle)
+  double rate = 2000;        // events per simulated second (the mean, with daily_cycle)
   bool daily_cycle = false;  // busy afternoons, quiet nights: the rate follows the time of day
   std::uint64_t seed = 1;
 };

@@ -94,8 +94,9 @@ SQLite::Database& database() {
     second.write_batch(batch, stats);
     second.end_run("end of input", stats);
     prepare_read_connection(*made);
-    sqlite3_progress_handler(made->getHandle(), progress_interval,
-                             [](void*) { return ++g_progress_calls > max_progress_calls ? 1 : 0; }, nullptr);
+    sqlite3_progress_handler(
+        made->getHandle(), progress_interval, [](void*) { return ++g_progress_calls > max_progress_calls ? 1 : 0; },
+        nullptr);
     return made;
   }();
   return *db;
@@ -142,7 +143,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (auto limit = as_integer(value); limit && *limit > 0) params["limit"] = value;
       } else if (name == "bucket") {
         if (value == "1m" || value == "1h" || value == "1d")
-          params["bucket"] = std::to_string(value == "1m" ? ns_per_minute : value == "1h" ? ns_per_hour : 24 * ns_per_hour);
+          params["bucket"] = std::to_string(value == "1m"   ? ns_per_minute
+                                            : value == "1h" ? ns_per_hour
+                                                            : 24 * ns_per_hour);
       } else if (name == "param") {
         const std::size_t inner = value.find('=');
         if (inner != std::string::npos && inner != 0) params[value.substr(0, inner)] = value.substr(inner + 1);

@@ -47,7 +47,8 @@ void check_round_trip(std::int64_t time, const std::string& input) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  if (const auto duration = parse_duration(text); duration && *duration <= 0) violated(text, "a duration is not positive");
+  if (const auto duration = parse_duration(text); duration && *duration <= 0)
+    violated(text, "a duration is not positive");
   if (const auto time = parse_iso8601(text)) check_round_trip(*time, text);
   const std::int64_t now = 1'796'206'530'000'000'000;  // 2026-12-02T10:15:30Z
   try {

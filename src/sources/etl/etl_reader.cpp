@@ -427,9 +427,7 @@ void EtlReader::read_logfile_header() {
       m_ticks_per_second = m_header.perf_freq;
       if (m_ticks_per_second == 0) fail_record("the logfile header names the QPC clock but gives PerfFreq 0");
       break;
-    case 2:
-      m_ticks_per_second = 10'000'000;
-      break;
+    case 2: m_ticks_per_second = 10'000'000; break;
     case 3:
       m_ticks_per_second = std::uint64_t{m_header.cpu_speed_mhz} * 1'000'000;
       if (m_ticks_per_second == 0) fail_record("the logfile header names the CPU cycle clock but gives 0 MHz");
@@ -515,11 +513,8 @@ bool EtlReader::parse_record(RawRecord& record) {
     case TraceHeaderType::perfinfo32:
     case TraceHeaderType::full_header32:
     case TraceHeaderType::instance32:
-    case TraceHeaderType::event_header32:
-      width_flag = event_header_flag::header_32_bit;
-      break;
-    default:
-      break;
+    case TraceHeaderType::event_header32: width_flag = event_header_flag::header_32_bit; break;
+    default: break;
   }
 
   std::size_t header_size = 0;
@@ -627,14 +622,10 @@ bool EtlReader::parse_record(RawRecord& record) {
       }
       break;
     }
-    case TraceHeaderType::timed:
-      return skip(type, "timed");
-    case TraceHeaderType::error:
-      return skip(type, "error");
-    case TraceHeaderType::wnode:
-      return skip(type, "wnode");
-    case TraceHeaderType::message:
-      return skip(type, "message");
+    case TraceHeaderType::timed: return skip(type, "timed");
+    case TraceHeaderType::error: return skip(type, "error");
+    case TraceHeaderType::wnode: return skip(type, "wnode");
+    case TraceHeaderType::message: return skip(type, "message");
     default:
       fail_record("unknown trace header type " + hex(static_cast<std::uint8_t>(type)) + " in marker " + hex(marker));
   }

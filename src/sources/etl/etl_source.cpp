@@ -34,7 +34,8 @@ void EtlSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats& 
       decoder.decode(record);
       if (decoder.stats().unknown != unknown_before) {
         const bool classic = record.is_classic();
-        ++m_skipped_kinds[RecordKind{record.provider, classic, static_cast<std::uint16_t>(classic ? record.opcode : record.event_id),
+        ++m_skipped_kinds[RecordKind{record.provider, classic,
+                                     static_cast<std::uint16_t>(classic ? record.opcode : record.event_id),
                                      record.version}];
       }
       if ((++records & 0xFFF) == 0) {

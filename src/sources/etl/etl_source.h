@@ -52,7 +52,8 @@ class EtlSource final : public EventSource, private FileEventSink {
     std::uint16_t id;
     std::uint8_t version;
     bool operator<(const RecordKind& other) const {
-      return std::tie(provider, classic, id, version) < std::tie(other.provider, other.classic, other.id, other.version);
+      return std::tie(provider, classic, id, version) <
+             std::tie(other.provider, other.classic, other.id, other.version);
     }
     std::string describe() const;  // "{guid} opcode 10 v2"
   };
@@ -65,7 +66,7 @@ class EtlSource final : public EventSource, private FileEventSink {
   std::string m_path;
   OnBadInput m_on_bad_input;
   std::atomic<bool> m_stop{false};
-  std::string m_error;  // set by run() before it returns
+  std::string m_error;                         // set by run() before it returns
   BoundedQueue<FileEvent>* m_queue = nullptr;  // during run()
   RunStats* m_stats = nullptr;                 // during run()
   bool m_queue_closed = false;                 // the collector gave up; stop reading

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "core/ascii.h"
-#include "core/time_format.h"
 #include "core/text.h"
+#include "core/time_format.h"
 
 // Payload layouts, from etw-facts.md §3 unless said otherwise. P is the
 // record's pointer size (4 or 8); fields are packed without padding (§3.2).
@@ -249,32 +249,20 @@ void EtwDecoder::decode_file_io(const RawRecord& record) {
     return;
   }
   switch (opcode) {
-    case file_io::create:
-      return decode_operation(record, create_layout, Action::open, Op::open);
-    case file_io::cleanup:
-      return decode_operation(record, simple_layout, Action::deliver, Op::cleanup);
-    case file_io::close:
-      return decode_operation(record, simple_layout, Action::close, Op::close);
-    case file_io::read:
-      return decode_operation(record, read_write_layout, Action::deliver, Op::read);
-    case file_io::write:
-      return decode_operation(record, read_write_layout, Action::deliver, Op::write);
-    case file_io::set_info:
-      return decode_operation(record, info_layout, Action::deliver, Op::set_info);
-    case file_io::remove:
-      return decode_operation(record, info_layout, Action::remove, Op::remove);
-    case file_io::rename:
-      return decode_operation(record, info_layout, Action::rename, Op::rename);
-    case file_io::flush:
-      return decode_operation(record, simple_layout, Action::deliver, Op::flush);
+    case file_io::create: return decode_operation(record, create_layout, Action::open, Op::open);
+    case file_io::cleanup: return decode_operation(record, simple_layout, Action::deliver, Op::cleanup);
+    case file_io::close: return decode_operation(record, simple_layout, Action::close, Op::close);
+    case file_io::read: return decode_operation(record, read_write_layout, Action::deliver, Op::read);
+    case file_io::write: return decode_operation(record, read_write_layout, Action::deliver, Op::write);
+    case file_io::set_info: return decode_operation(record, info_layout, Action::deliver, Op::set_info);
+    case file_io::remove: return decode_operation(record, info_layout, Action::remove, Op::remove);
+    case file_io::rename: return decode_operation(record, info_layout, Action::rename, Op::rename);
+    case file_io::flush: return decode_operation(record, simple_layout, Action::deliver, Op::flush);
     case file_io::dir_enum:
-    case file_io::dir_notify:
-      return decode_operation(record, dir_enum_layout, Action::count_only, Op::read);
+    case file_io::dir_notify: return decode_operation(record, dir_enum_layout, Action::count_only, Op::read);
     case file_io::query_info:
-    case file_io::fs_control:
-      return decode_operation(record, info_layout, Action::count_only, Op::read);
-    case file_io::operation_end:
-      return count_operation_end(record);
+    case file_io::fs_control: return decode_operation(record, info_layout, Action::count_only, Op::read);
+    case file_io::operation_end: return count_operation_end(record);
     case file_io::delete_path:
     case file_io::rename_path:
     case file_io::set_link_path:
@@ -282,8 +270,7 @@ void EtwDecoder::decode_file_io(const RawRecord& record) {
       if (opcode == file_io::delete_path) return decode_operation(record, path_layout, Action::delete_path, Op::remove);
       if (opcode == file_io::rename_path) return decode_operation(record, path_layout, Action::rename_path, Op::rename);
       return decode_operation(record, path_layout, Action::count_only, Op::read);
-    default:
-      break;
+    default: break;
   }
   ++m_stats.unknown;
 }
@@ -352,48 +339,30 @@ void EtwDecoder::decode_kernel_file(const RawRecord& record) {
     return;
   }
   switch (id) {
-    case kernel_file::name_create:
-      return decode_name(record, false, false);
-    case kernel_file::name_delete:
-      return decode_name(record, true, false);
-    case kernel_file::create:
-      return decode_operation(record, create_layout, Action::open, Op::open);
-    case kernel_file::create_new_file:
-      return decode_operation(record, create_layout, Action::open, Op::create);
-    case kernel_file::cleanup:
-      return decode_operation(record, simple_layout, Action::deliver, Op::cleanup);
-    case kernel_file::close:
-      return decode_operation(record, simple_layout, Action::close, Op::close);
+    case kernel_file::name_create: return decode_name(record, false, false);
+    case kernel_file::name_delete: return decode_name(record, true, false);
+    case kernel_file::create: return decode_operation(record, create_layout, Action::open, Op::open);
+    case kernel_file::create_new_file: return decode_operation(record, create_layout, Action::open, Op::create);
+    case kernel_file::cleanup: return decode_operation(record, simple_layout, Action::deliver, Op::cleanup);
+    case kernel_file::close: return decode_operation(record, simple_layout, Action::close, Op::close);
     case kernel_file::read:
     case kernel_file::write:
       return decode_operation(record, version == 0 ? read_write_layout : kernel_file_read_write_v1_layout,
                               Action::deliver, id == kernel_file::read ? Op::read : Op::write);
-    case kernel_file::set_information:
-      return decode_operation(record, info_layout, Action::deliver, Op::set_info);
-    case kernel_file::set_delete:
-      return decode_operation(record, info_layout, Action::remove, Op::remove);
+    case kernel_file::set_information: return decode_operation(record, info_layout, Action::deliver, Op::set_info);
+    case kernel_file::set_delete: return decode_operation(record, info_layout, Action::remove, Op::remove);
     case kernel_file::rename:
-    case kernel_file::rename29:
-      return decode_operation(record, info_layout, Action::rename, Op::rename);
-    case kernel_file::flush:
-      return decode_operation(record, simple_layout, Action::deliver, Op::flush);
+    case kernel_file::rename29: return decode_operation(record, info_layout, Action::rename, Op::rename);
+    case kernel_file::flush: return decode_operation(record, simple_layout, Action::deliver, Op::flush);
     case kernel_file::dir_enum:
-    case kernel_file::dir_notify:
-      return decode_operation(record, dir_enum_layout, Action::count_only, Op::read);
+    case kernel_file::dir_notify: return decode_operation(record, dir_enum_layout, Action::count_only, Op::read);
     case kernel_file::query_information:
-    case kernel_file::fsctl:
-      return decode_operation(record, info_layout, Action::count_only, Op::read);
-    case kernel_file::operation_end:
-      return count_operation_end(record);
-    case kernel_file::delete_path:
-      return decode_operation(record, path_layout, Action::delete_path, Op::remove);
-    case kernel_file::rename_path:
-      return decode_operation(record, path_layout, Action::rename_path, Op::rename);
-    case kernel_file::set_link_path:
-      return decode_operation(record, path_layout, Action::count_only, Op::read);
-    default:
-      ++m_stats.unknown;
-      return;
+    case kernel_file::fsctl: return decode_operation(record, info_layout, Action::count_only, Op::read);
+    case kernel_file::operation_end: return count_operation_end(record);
+    case kernel_file::delete_path: return decode_operation(record, path_layout, Action::delete_path, Op::remove);
+    case kernel_file::rename_path: return decode_operation(record, path_layout, Action::rename_path, Op::rename);
+    case kernel_file::set_link_path: return decode_operation(record, path_layout, Action::count_only, Op::read);
+    default: ++m_stats.unknown; return;
   }
 }
 
@@ -469,14 +438,12 @@ void EtwDecoder::decode_operation(const RawRecord& record, const FileLayout& lay
   ++m_stats.file_events;
   const std::uint32_t thread = fields.thread != 0 ? fields.thread : record.tid;
   // The operations whose OperationEnd says something worth waiting for.
-  const bool held = record.provider == known_guid::file_io &&
-                    (op == Op::open || op == Op::read || op == Op::write || op == Op::set_info || op == Op::remove ||
-                     op == Op::rename);
+  const bool held =
+      record.provider == known_guid::file_io && (op == Op::open || op == Op::read || op == Op::write ||
+                                                 op == Op::set_info || op == Op::remove || op == Op::rename);
   const std::uint64_t irp = held ? fields.irp : 0;
   switch (action) {
-    case Action::count_only:
-      ++m_stats.counted_only;
-      return;
+    case Action::count_only: ++m_stats.counted_only; return;
     case Action::open: {
       m_text.clear();
       append_utf8_from_utf16le(fields.name.data(), fields.name.size(), m_text);
@@ -518,13 +485,11 @@ void EtwDecoder::decode_operation(const RawRecord& record, const FileLayout& lay
       // names nothing.
       if (fold_into_partner(fields.irp, fields.file_object, op, true)) return;
       break;
-    case Action::deliver:
-      break;
+    case Action::deliver: break;
   }
   const std::uint32_t path = file_path(fields.file_key, fields.file_object);
   const bool sized = layout.byte_offset;
-  deliver(record, op, path, thread, sized ? fields.byte_offset : -1, sized ? std::int64_t{fields.numbers[0]} : -1,
-          irp);
+  deliver(record, op, path, thread, sized ? fields.byte_offset : -1, sized ? std::int64_t{fields.numbers[0]} : -1, irp);
 }
 
 void EtwDecoder::decode_disk_io(const RawRecord& record) {
@@ -719,8 +684,7 @@ void EtwDecoder::decode_kernel_process(const RawRecord& record) {
       m_thread_processes.set(tid, pid);
       return;
     }
-    default:
-      break;
+    default: break;
   }
   ++m_stats.unknown;
 }

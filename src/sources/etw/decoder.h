@@ -109,14 +109,14 @@ struct DecoderStats {
   std::uint64_t looked_up = 0;      // processes the ProcessLookup named or completed
   std::uint64_t lost_markers = 0;   // RTLostEvent / RTLostBuffer / RTLostFile markers
   std::uint64_t unknown = 0;        // records of a provider, event or version the decoder does not decode
-  std::uint64_t newer_versions = 0; // FileIo records of a version above 3, read with the v3 layout
-  std::uint64_t malformed = 0;      // records of a known kind with a short or broken payload
-  std::uint64_t unresolved = 0;     // delivered events whose file name was not known when delivered
-  std::uint64_t system_assumed = 0; // events without a process id whose thread no event or lookup placed: System (4)
-  std::uint64_t completed = 0;      // FileIo operations held until their OperationEnd gave status and actual bytes
+  std::uint64_t newer_versions = 0;  // FileIo records of a version above 3, read with the v3 layout
+  std::uint64_t malformed = 0;       // records of a known kind with a short or broken payload
+  std::uint64_t unresolved = 0;      // delivered events whose file name was not known when delivered
+  std::uint64_t system_assumed = 0;  // events without a process id whose thread no event or lookup placed: System (4)
+  std::uint64_t completed = 0;       // FileIo operations held until their OperationEnd gave status and actual bytes
   std::uint64_t failed_operations = 0;  // of which failed (an NTSTATUS error)
-  std::uint64_t never_completed = 0;// held operations delivered without their OperationEnd (table full, IRP reused, end)
-  std::uint64_t failed = 0;         // records abandoned because memory ran out or the sink threw
+  std::uint64_t never_completed = 0;    // held operations delivered without their OperationEnd (table full, end)
+  std::uint64_t failed = 0;             // records abandoned because memory ran out or the sink threw
 };
 
 // What the running system says about a process (live sources only).
@@ -230,21 +230,21 @@ class EtwDecoder {
     std::uint64_t sequence = 0;  // its place in m_held_order
   };
 
-  Catalog& m_catalog;                          // where names and processes are interned
-  FileEventSink& m_sink;                       // where events go
-  DecoderStats m_stats;                        // what decode() has seen
-  KeyTable m_key_names;                        // FileKey -> catalog path id of its name
-  KeyTable m_object_names;                     // FileObject -> catalog path id of its name
-  KeyTable m_thread_processes;                 // tid -> pid
-  KeyTable m_process_ids;                      // pid -> catalog process id
-  std::string m_text;                          // scratch: a converted name
-  std::string m_image;                         // scratch: a converted process image
-  std::string m_command_line;                  // scratch: a converted command line
-  ProcessLookup* m_process_lookup = nullptr;   // live sources: the running system's processes
-  ProcessInfo m_looked_up;                     // scratch: the ProcessLookup's answer
-  std::array<RecentOperation, 16> m_recent{};  // recent deletes and renames, a ring
-  std::size_t m_recent_next = 0;               // where the next one goes in m_recent
-  bool m_op_ends_seen = false;                 // the trace has FileIo OperationEnd events: hold operations
+  Catalog& m_catalog;                              // where names and processes are interned
+  FileEventSink& m_sink;                           // where events go
+  DecoderStats m_stats;                            // what decode() has seen
+  KeyTable m_key_names;                            // FileKey -> catalog path id of its name
+  KeyTable m_object_names;                         // FileObject -> catalog path id of its name
+  KeyTable m_thread_processes;                     // tid -> pid
+  KeyTable m_process_ids;                          // pid -> catalog process id
+  std::string m_text;                              // scratch: a converted name
+  std::string m_image;                             // scratch: a converted process image
+  std::string m_command_line;                      // scratch: a converted command line
+  ProcessLookup* m_process_lookup = nullptr;       // live sources: the running system's processes
+  ProcessInfo m_looked_up;                         // scratch: the ProcessLookup's answer
+  std::array<RecentOperation, 16> m_recent{};      // recent deletes and renames, a ring
+  std::size_t m_recent_next = 0;                   // where the next one goes in m_recent
+  bool m_op_ends_seen = false;                     // the trace has FileIo OperationEnd events: hold operations
   std::unordered_map<std::uint64_t, Held> m_held;  // IRP -> operation waiting for its OperationEnd
   std::deque<std::pair<std::uint64_t, std::uint64_t>> m_held_order;  // (IRP, sequence), oldest first
   std::uint64_t m_held_sequence = 0;

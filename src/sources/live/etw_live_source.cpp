@@ -4,8 +4,8 @@
 #include <chrono>
 #include <thread>
 
-#include "platform/platform.h"
 #include "core/error.h"
+#include "platform/platform.h"
 #include "sources/live/etw_dos_devices.h"
 #include "sources/live/etw_win32.h"
 #include "sources/live/live_source.h"
@@ -190,8 +190,8 @@ unsigned number_setting(const LiveSourceRequest& request, const std::string& nam
   if (used == 0 || used != text.size() || text[0] == '-')
     throw UsageError("--" + name + " '" + text + "' is not a whole number");
   if (value < from || value > to)
-    throw UsageError("--" + name + " must be " + std::to_string(from) + " to " + std::to_string(to) + unit +
-                     ", not " + text);
+    throw UsageError("--" + name + " must be " + std::to_string(from) + " to " + std::to_string(to) + unit + ", not " +
+                     text);
   return static_cast<unsigned>(value);
 }
 }  // namespace
@@ -220,8 +220,8 @@ std::unique_ptr<EventSource> make_live_source(const LiveSourceRequest& request) 
   options.buffer_size_kb = number_setting(request, "etw-buffer-size", defaults.buffer_size_kb, 4, 16384, " (KB)");
   options.minimum_buffers = number_setting(request, "etw-min-buffers", defaults.minimum_buffers, 0, 1u << 20, "");
   options.maximum_buffers = number_setting(request, "etw-max-buffers", defaults.maximum_buffers, 0, 1u << 20, "");
-  options.flush_timer_seconds = number_setting(request, "etw-flush-timer", defaults.flush_timer_seconds, 1, 60,
-                                               " (seconds)");
+  options.flush_timer_seconds =
+      number_setting(request, "etw-flush-timer", defaults.flush_timer_seconds, 1, 60, " (seconds)");
   if (options.minimum_buffers < 2 || options.maximum_buffers < options.minimum_buffers)
     throw UsageError("--etw-min-buffers must be at least 2 and at most --etw-max-buffers (" +
                      std::to_string(options.minimum_buffers) + " > " + std::to_string(options.maximum_buffers) + ")");

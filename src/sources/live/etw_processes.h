@@ -30,9 +30,9 @@ class RunningProcesses final : public ProcessLookup {
   std::string account_name(const std::string& sid) noexcept override;
 
  private:
-  std::vector<wchar_t> m_image;                 // QueryFullProcessImageNameW's answer
-  std::vector<unsigned char> m_command_line;    // NtQueryInformationProcess's answer
-  void* m_query_information_process = nullptr;  // ntdll's NtQueryInformationProcess
+  std::vector<wchar_t> m_image;                             // QueryFullProcessImageNameW's answer
+  std::vector<unsigned char> m_command_line;                // NtQueryInformationProcess's answer
+  void* m_query_information_process = nullptr;              // ntdll's NtQueryInformationProcess
   std::unordered_map<std::string, std::string> m_accounts;  // SID -> DOMAIN\\user ("" when unknown)
 };
 

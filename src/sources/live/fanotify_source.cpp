@@ -2,8 +2,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <pwd.h>
+#include <sys/eventfd.h>
 #include <sys/fanotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -160,8 +160,8 @@ void FanotifySource::mark(const std::string& mount_point, const std::string& fs_
     int result = -1;
     for (const std::uint64_t exec : {std::uint64_t{FAN_OPEN_EXEC}, std::uint64_t{0}}) {
       for (const unsigned int kind : {FAN_MARK_FILESYSTEM, FAN_MARK_MOUNT}) {
-        result =
-            ::fanotify_mark(m_content_fd.get(), FAN_MARK_ADD | kind, m_content_mask | exec, AT_FDCWD, mount_point.c_str());
+        result = ::fanotify_mark(m_content_fd.get(), FAN_MARK_ADD | kind, m_content_mask | exec, AT_FDCWD,
+                                 mount_point.c_str());
         if (result == 0 || errno != EINVAL) break;
       }
       if (result == 0) {
@@ -379,7 +379,8 @@ std::string FanotifySource::directory_path(const std::int32_t fsid[2], const voi
     alignas(file_handle) char copy[sizeof(file_handle) + MAX_HANDLE_SZ];
     if (source->handle_bytes > MAX_HANDLE_SZ) return {};
     std::memcpy(copy, source, sizeof(file_handle) + source->handle_bytes);
-    const int fd = ::open_by_handle_at(filesystem.mount_fd.get(), reinterpret_cast<file_handle*>(copy), O_PATH | O_CLOEXEC);
+    const int fd =
+        ::open_by_handle_at(filesystem.mount_fd.get(), reinterpret_cast<file_handle*>(copy), O_PATH | O_CLOEXEC);
     if (fd < 0) return {};
     std::string path = fd_path(fd);
     ::close(fd);
@@ -482,7 +483,7 @@ std::uint32_t FanotifySource::describe(std::uint32_t pid, std::optional<std::uin
 std::string FanotifySource::user_name(std::uint32_t uid) {
   auto found = m_user_names.find(uid);
   if (found != m_user_names.end()) return found->second;
-  passwd entry {};
+  passwd entry{};
   passwd* result = nullptr;
   char buffer[4096];
   std::string name = ::getpwuid_r(uid, &entry, buffer, sizeof buffer, &result) == 0 && result

@@ -127,7 +127,7 @@ class FanotifySource final : public EventSource {
   std::vector<std::string> m_limitations;
   std::unordered_map<std::uint32_t, ProcessEntry> m_processes;
   std::unordered_map<std::uint32_t, std::string> m_user_names;  // uid -> name (or the number)
-  std::int64_t m_boot_ns = 0;  // boot time, ns since epoch
+  std::int64_t m_boot_ns = 0;                                   // boot time, ns since epoch
   long m_ticks_per_second = 100;
   std::atomic<std::uint64_t> m_overflows{0};
   std::uint64_t m_buffers = 0;           // buffers of events read
@@ -136,9 +136,9 @@ class FanotifySource final : public EventSource {
   std::string m_error;
 
   struct PendingEvent {
-    int fd;                // the event's descriptor, until its path is read
-    std::uint32_t path;    // catalog id, once read
-    std::uint32_t process; // catalog id
+    int fd;                 // the event's descriptor, until its path is read
+    std::uint32_t path;     // catalog id, once read
+    std::uint32_t process;  // catalog id
     std::uint64_t mask;
   };
   std::vector<PendingEvent> m_pending;  // one buffer's events, their processes known, waiting for their paths

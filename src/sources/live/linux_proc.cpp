@@ -103,7 +103,6 @@ std::optional<std::uint32_t> stat_parent_pid(std::string_view stat) {
   return stat_field<std::uint32_t>(stat, 4);
 }
 
-
 std::optional<std::uint32_t> status_real_uid(std::string_view status) {
   for (std::string_view line : split(status, '\n')) {
     if (line.rfind("Uid:", 0) != 0) continue;
