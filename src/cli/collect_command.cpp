@@ -129,12 +129,9 @@ int collect_command(int argc, const char* const* argv) {
     ("h,help", "show this help");
   // clang-format on
   add_live_source_options(options);
-  auto args = options.parse(argc, argv);
-  if (args.count("help")) {
-    std::cout << options.help();
-    return 0;
-  }
-  if (!args.unmatched().empty()) throw UsageError("unexpected argument '" + args.unmatched().front() + "'");
+  const auto parsed = parse_options(options, argc, argv);
+  if (!parsed) return 0;
+  const cxxopts::ParseResult& args = *parsed;
 
   CollectionOptions collection;
   collection.batch.max_events = args["batch-size"].as<std::size_t>();

@@ -2,11 +2,12 @@
 // The subcommands. Each parses its own options and returns the exit code:
 // 0 ok, 1 runtime error, 2 usage error. They throw Error / UsageError.
 
-#include "store/retention.h"
+#include <cxxopts.hpp>
+#include <functional>
+#include <iosfwd>
+#include <optional>
 
-namespace cxxopts {
-class ParseResult;
-}
+#include "store/retention.h"
 
 namespace etwaudit {
 
@@ -20,6 +21,11 @@ int stop_command(int argc, const char* const* argv);
 }  // namespace etwaudit
 
 namespace etwaudit {
+// Parses a command's options. None when --help was given: the help has been
+// printed (then more_help's text), and the command ends with 0. Throws
+// UsageError for an argument the command does not take.
+std::optional<cxxopts::ParseResult> parse_options(cxxopts::Options& options, int argc, const char* const* argv,
+                                                  const std::function<void(std::ostream&)>& more_help = {});
 // The retention options --KEEP_OPTION and --max-size; throws UsageError.
 RetentionPolicy retention_arguments(const cxxopts::ParseResult& args, const char* keep_option);
 }  // namespace etwaudit

@@ -90,11 +90,9 @@ int import_command(int argc, const char* const* argv) {
   // clang-format on
   options.parse_positional({"files"});
   options.positional_help("TRACE.etl [TRACE.etl ...]");
-  auto args = options.parse(argc, argv);
-  if (args.count("help")) {
-    std::cout << options.help();
-    return 0;
-  }
+  const auto parsed = parse_options(options, argc, argv);
+  if (!parsed) return 0;
+  const cxxopts::ParseResult& args = *parsed;
   if (!args.count("files")) throw UsageError("name at least one .etl file");
   const std::string on_error = args["on-error"].as<std::string>();
   if (on_error != "stop" && on_error != "skip")

@@ -16,24 +16,6 @@
 
 namespace etwaudit {
 
-RetentionPolicy retention_arguments(const cxxopts::ParseResult& args, const char* keep_option) {
-  RetentionPolicy policy;
-  if (args.count(keep_option)) {
-    const std::string text = args[keep_option].as<std::string>();
-    auto ns = parse_duration(text);
-    if (!ns || *ns <= 0) throw UsageError(std::string("--") + keep_option + " '" + text + "': expected e.g. 30d, 12h");
-    policy.keep_ns = *ns;
-  }
-  if (args.count("max-size")) {
-    const std::string text = args["max-size"].as<std::string>();
-    auto bytes = parse_byte_size(text);
-    if (!bytes || *bytes < (1u << 20))
-      throw UsageError("--max-size '" + text + "': expected a size of at least 1MB, e.g. 500MB, 2GB");
-    policy.max_bytes = *bytes;
-  }
-  return policy;
-}
-
 int prune_command(int argc, const char* const* argv) {
   cxxopts::Options options("etwaudit prune",
                            "Delete the oldest raw events of a database, whole segments at a time, keeping their "
@@ -49,12 +31,9 @@ int prune_command(int argc, const char* const* argv) {
     ("upgrade", "only bring the database to this etwaudit's schema")
     ("h,help", "show this help");
   // clang-format on
-  auto args = options.parse(argc, argv);
-  if (args.count("help")) {
-    std::cout << options.help();
-    return 0;
-  }
-  if (!args.unmatched().empty()) throw UsageError("unexpected argument '" + args.unmatched().front() + "'");
+  const auto parsed = parse_options(options, argc, argv);
+  if (!parsed) return 0;
+  const cxxopts::ParseResult& args = *parsed;
   const RetentionPolicy policy = retention_arguments(args, "older-than");
   if (!policy.enabled() && !args.count("upgrade")) throw UsageError("give --older-than, --max-size or both");
   const std::string path = args["db"].as<std::string>();

@@ -113,17 +113,13 @@ int query_command(int argc, const char* const* argv) {
   // clang-format on
   options.parse_positional({"report", "argument"});
   options.positional_help("[REPORT [ARGUMENT]]");
-  auto args = options.parse(argc, argv);
-  if (args.count("help")) {
-    std::cout << options.help() << "\n";
-    list_reports(std::cout);
-    return 0;
-  }
+  const auto parsed = parse_options(options, argc, argv, [](std::ostream& out) { list_reports(out); });
+  if (!parsed) return 0;
+  const cxxopts::ParseResult& args = *parsed;
   if (args.count("list")) {
     list_reports(std::cout);
     return 0;
   }
-  if (!args.unmatched().empty()) throw UsageError("unexpected argument '" + args.unmatched().front() + "'");
 
   QueryFilters filters;
   const std::int64_t now = now_ns();

@@ -59,12 +59,9 @@ int status_command(int argc, const char* const* argv) {
     ("format", "table, csv, json or jsonl", cxxopts::value<std::string>()->default_value("table"))
     ("h,help", "show this help");
   // clang-format on
-  auto args = options.parse(argc, argv);
-  if (args.count("help")) {
-    std::cout << options.help();
-    return 0;
-  }
-  if (!args.unmatched().empty()) throw UsageError("unexpected argument '" + args.unmatched().front() + "'");
+  const auto parsed = parse_options(options, argc, argv);
+  if (!parsed) return 0;
+  const cxxopts::ParseResult& args = *parsed;
   const OutputFormat format = parse_output_format(args["format"].as<std::string>());
   const std::string path = args["db"].as<std::string>();
 

@@ -65,12 +65,9 @@ int stop_command(int argc, const char* const* argv) {
     ("timeout", "how long to wait for it: 60s, 5m", cxxopts::value<std::string>()->default_value("60s"))
     ("h,help", "show this help");
   // clang-format on
-  auto args = options.parse(argc, argv);
-  if (args.count("help")) {
-    std::cout << options.help();
-    return 0;
-  }
-  if (!args.unmatched().empty()) throw UsageError("unexpected argument '" + args.unmatched().front() + "'");
+  const auto parsed = parse_options(options, argc, argv);
+  if (!parsed) return 0;
+  const cxxopts::ParseResult& args = *parsed;
   const std::string path = args["db"].as<std::string>();
   const std::string timeout_text = args["timeout"].as<std::string>();
   const auto timeout_ns = parse_duration(timeout_text);
