@@ -196,10 +196,12 @@ check_counts_add_up() {
 # transaction as the events (sql/0001_initial.sql, sql/0002_minute_totals.sql).
 # A new rollup or a new kind of event row is one more term here:
 # event_weight is what one events row counts for (a coalesced row, its
-# count), activity_columns the
+# count; an operation that failed counts only in activity.failed, sql/0005),
+# activity_columns the
 # per-operation columns of activity ("op count_column bytes_column", - when
 # the operation's sizes are not summed).
 event_weight="coalesce(e.count, 1)"
+done_weight="CASE WHEN e.status IS NULL THEN $event_weight ELSE 0 END"
 activity_columns=(
   "0 reads read_bytes" "1 writes write_bytes" "2 opens -" "3 closes -" "4 cleanups -" "5 creates -"
   "6 deletes -" "7 renames -" "8 set_infos -" "9 flushes -" "10 disk_reads disk_read_bytes"
@@ -208,12 +210,13 @@ activity_columns=(
 recount() {
   local db=$1 spec op count bytes stored recounted
   local size="max(coalesce(e.size, 0), 0)" time="coalesce(e.ts, e.id)"
-  local sums="sum($event_weight) AS events, min(e.id) AS first_id, max(e.id) AS last_id" columns=(events first_id last_id)
+  local sums="sum($done_weight) AS events, sum($event_weight) - sum($done_weight) AS failed, min(e.id) AS first_id,
+              max(e.id) AS last_id" columns=(events failed first_id last_id)
   for spec in "${activity_columns[@]}"; do
     read -r op count bytes <<<"$spec"
-    columns+=("$count") sums+=", sum(CASE WHEN e.op = $op THEN $event_weight ELSE 0 END) AS $count"
+    columns+=("$count") sums+=", sum(CASE WHEN e.op = $op THEN $done_weight ELSE 0 END) AS $count"
     [[ $bytes == - ]] && continue
-    columns+=("$bytes") sums+=", sum(CASE WHEN e.op = $op THEN $size ELSE 0 END) AS $bytes"
+    columns+=("$bytes") sums+=", sum(CASE WHEN e.op = $op AND e.status IS NULL THEN $size ELSE 0 END) AS $bytes"
   done
   stored=$(printf ', a.%s' "${columns[@]}") recounted=$(printf ', r.%s' "${columns[@]}")
   # A differing row is missing on one side or has other values: rows on both
@@ -229,7 +232,7 @@ recount() {
       FROM segments s JOIN events e ON e.id BETWEEN s.first_id AND s.last_id GROUP BY s.segment_id;
     CREATE TEMP TABLE r_minutes AS
       SELECT $time / 60000000000 AS minute, e.op, sum($event_weight) AS events, sum($size) AS bytes
-      FROM events e GROUP BY 1, 2;
+      FROM events e WHERE e.status IS NULL GROUP BY 1, 2;
     SELECT
       (SELECT count(*) FROM r_activity) + (SELECT count(*) FROM activity) - 2 * (SELECT count(*) FROM r_activity r
         JOIN activity a USING (segment_id, process_id, file_id) WHERE (${stored#, }) = (${recounted#, })),
