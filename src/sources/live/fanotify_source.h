@@ -25,7 +25,9 @@
 // at once is still named by its program, whatever /proc says by the time its
 // events are read. The dynamic loader execve opens next is not the program;
 // for a #! script, the script is the program (its interpreter is the first
-// word of its command line). A process first seen without an exec (started
+// word of its command line; the exec open after the script's is taken for its
+// interpreter, so a script whose interpreter lies on a filesystem not watched
+// keeps its name over the next program it execs). A process first seen without an exec (started
 // before the collector, or a fork) is looked up in /proc: its executable
 // (/proc/PID/exe), or its command name ("[cat]") when it has exited but not
 // been reaped, or its pid alone when it is gone. Once known, a (pid, start
