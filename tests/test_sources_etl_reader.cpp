@@ -118,7 +118,7 @@ bool reads_cleanly(const std::string& path, OnMalformedBuffer on_malformed, std:
   }
 }
 
-// Builds small .etl files byte by byte from the layouts in etw-facts.md §5, for
+// Builds small .etl files byte by byte from the layouts in doc/etw-format.md §7, for
 // the header types the fixtures do not contain.
 class EtlBuilder {
  public:

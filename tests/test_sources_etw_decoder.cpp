@@ -21,7 +21,7 @@ using namespace etwaudit;
 using etwaudit::test::perfview_trace;
 using etwaudit::test::windows7_trace;
 
-// Records are built byte by byte from the layout tables of etw-facts.md §3
+// Records are built byte by byte from the layout tables of doc/etw-format.md §4
 // (and, for Thread and Kernel-Process, the dissect manifests the decoder
 // cites). Each builder below follows one table row in the order it lists the
 // fields, so a test fails if the decoder reads a field from anywhere else.
@@ -321,7 +321,7 @@ Io on_file_a(std::size_t pointer_size) {
 }  // namespace
 
 TEST_CASE("the record builders lay out FileIo and Kernel-File events as the facts tables say", "[etw]") {
-  // Sizes from etw-facts.md §3.3 / §3.4: x64 / x86.
+  // Sizes from doc/etw-format.md §4.4 / §4.5: x64 / x86.
   CHECK(read_write(8, Layout::thread_pointer, {}).size() == 48);
   CHECK(read_write(4, Layout::thread_pointer, {}).size() == 32);
   CHECK(read_write(8, Layout::thread_u32, {}).size() == 44);

@@ -1,7 +1,7 @@
 #pragma once
 // EVENT_RECORDs as ProcessTrace hands them over, built in memory with the
 // real Windows types, for the Windows tests of the live ETW source: kernel
-// FileIo events of a 64-bit system (etw-facts.md §3.3).
+// FileIo events of a 64-bit system (doc/etw-format.md §4.4).
 #include <windows.h>
 // clang-format off: evntcons.h needs windows.h first.
 #include <evntcons.h>
@@ -13,7 +13,7 @@
 
 namespace etwaudit::test {
 
-// FileIo event class {90cbdc39-4a3e-11d1-84f4-0000f80464e3} and its opcodes (etw-facts.md §3.3).
+// FileIo event class {90cbdc39-4a3e-11d1-84f4-0000f80464e3} and its opcodes (doc/etw-format.md §4.4).
 inline constexpr GUID file_io_class = {0x90cbdc39, 0x4a3e, 0x11d1, {0x84, 0xf4, 0x00, 0x00, 0xf8, 0x04, 0x64, 0xe3}};
 inline constexpr UCHAR opcode_name = 0, opcode_file_rundown = 36, opcode_read = 67, opcode_write = 68;
 inline constexpr std::uint64_t file_key = 0xFFFFA00011112222, file_object = 0xFFFFB00033334444,

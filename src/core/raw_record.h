@@ -14,7 +14,7 @@
 // carry a provider GUID and an event id. Dispatch on provider first, then on
 // opcode (classic) or event_id (manifest), then on version; take the width of
 // pointer fields from pointer_size(), never from sizeof(void*)
-// (etw-facts.md §0, §3.1).
+// (doc/etw-format.md §1, §4.1).
 //
 // A RawRecord is a view: payload points into the source's buffer and is valid
 // only until the source produces the next record. Copy what you keep.
@@ -100,7 +100,7 @@ struct Guid {
 };
 
 // Event-class GUIDs of classic kernel events (the ProviderId ETW reports for
-// them) and providers the decoder knows. Sources: etw-facts.md §0, §3, §5.2.
+// them) and providers the decoder knows. Sources: doc/etw-format.md §4.3, §7.3.
 namespace known_guid {
 inline constexpr Guid event_trace{0x68fdd900, 0x4a3e, 0x11d1, {0x84, 0xf4, 0x00, 0x00, 0xf8, 0x04, 0x64, 0xe3}};
 inline constexpr Guid disk_io{0x3d6fa8d4, 0xfe05, 0x11d0, {0x9d, 0xda, 0x00, 0xc0, 0x4f, 0xd7, 0xba, 0x7c}};
@@ -130,7 +130,7 @@ inline constexpr std::uint16_t processor_index = 0x0200;
 }  // namespace event_header_flag
 
 // How a record was stored in an .etl file: the header type byte of its marker
-// (etw-facts.md §5.2). Live events have none and say unknown.
+// (doc/etw-format.md §7.2). Live events have none and say unknown.
 enum class TraceHeaderType : std::uint8_t {
   unknown = 0x00,
   system32 = 0x01,

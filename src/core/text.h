@@ -3,7 +3,7 @@
 // bounds-checked.
 //
 // ETW strings are UTF-16LE (win:UnicodeString, MOF WString) or 8-bit
-// (win:AnsiString, MOF String) and NUL-terminated (etw-facts.md §3.2). The
+// (win:AnsiString, MOF String) and NUL-terminated (doc/etw-format.md §4.2). The
 // decoder stores UTF-8. A UTF-16 unit sequence that is not valid (a lone or
 // reversed surrogate) becomes U+FFFD; so does an 8-bit byte outside ASCII,
 // because the code page of the recording machine is not known here.

@@ -19,7 +19,7 @@ namespace {
 
 static_assert(std::endian::native == std::endian::little, "the .etl reader loads little-endian fields directly");
 
-// WMI_BUFFER_HEADER (etw-facts.md §5.1).
+// WMI_BUFFER_HEADER (doc/etw-format.md §7.1).
 constexpr std::size_t buffer_header_size = 0x48;
 constexpr std::size_t buffer_size_at = 0x00;      // u32: bytes of this buffer in the file
 constexpr std::size_t saved_offset_at = 0x04;     // u32: uncompressed size of a compressed buffer
@@ -36,7 +36,7 @@ constexpr std::uint16_t flag_compressed = 0x40;   // the body after the header i
 constexpr std::uint32_t max_buffer_size = 64u << 20;
 // A compressed buffer decompresses into one of the session's buffers: no more
 // than the logfile header's BufferSize, and never more than ETW's largest
-// buffer, 16 MB (etw-facts.md §1). XPRESS bounds nothing itself (a 9-byte
+// buffer, 16 MB (doc/etw-format.md §2.2). XPRESS bounds nothing itself (a 9-byte
 // match may claim 4 GB), so its SavedOffset is held to that before the output
 // is allocated.
 constexpr std::uint32_t max_etw_buffer_size = 16u << 20;
@@ -45,7 +45,7 @@ constexpr std::uint32_t end_of_records = 0xFFFFFFFF;  // marker of the unused re
 constexpr std::uint8_t marker_header_flag = 0x80;     // set in byte 3 of every record marker
 constexpr std::uint8_t marker_typed_flag = 0x40;      // set in all but WPP message markers
 
-// Fixed header sizes by header type (etw-facts.md §5.2).
+// Fixed header sizes by header type (doc/etw-format.md §7.2).
 constexpr std::size_t system_header_size = 0x20;
 constexpr std::size_t compact_header_size = 0x18;
 constexpr std::size_t perfinfo_header_size = 0x10;
@@ -55,7 +55,7 @@ constexpr std::size_t event_header_size = 0x50;
 constexpr std::size_t skipped_header_size = 0x08;  // message, timed, error, wnode: Size u16 at +0
 
 // TRACE_LOGFILE_HEADER sizes and the offsets that differ between the 64-bit
-// and 32-bit layouts (etw-facts.md §5.3); the 32-bit ones are 8 lower.
+// and 32-bit layouts (doc/etw-format.md §7.4); the 32-bit ones are 8 lower.
 constexpr std::size_t logfile_header_size_64 = 0x118;
 constexpr std::size_t logfile_header_size_32 = 0x110;
 constexpr std::size_t boot_time_at_64 = 0xF8;

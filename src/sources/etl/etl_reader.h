@@ -16,7 +16,7 @@
 // Each record starts with a 32-bit marker: byte 3 holds flags (0xC0 for a typed
 // header, 0x80 without 0x40 for a WPP message), byte 2 the header type, and the
 // record is 8-byte aligned. The header type says how the rest is laid out and
-// whether the payload's pointers are 4 or 8 bytes wide (etw-facts.md §5.2):
+// whether the payload's pointers are 4 or 8 bytes wide (doc/etw-format.md §7.2):
 //   system, compact, perfinfo   kernel events; Size at +4, HookId at +6 (type,
 //                               group), tid/pid at +8 (not in perfinfo), the
 //                               clock at +0x10 (+8 in perfinfo); bits 0x8000
@@ -39,7 +39,7 @@
 // header with HookId 0). It is read into header() and not delivered as a
 // record. Raw timestamps count in the clock its ReservedFlags names (QPC at
 // PerfFreq, FILETIME, or CPU cycles at CpuSpeedInMHz) and are converted as
-// StartTime + (raw - raw of the header record) (etw-facts.md §5.3, §5.4).
+// StartTime + (raw - raw of the header record) (doc/etw-format.md §7.4, §7.5).
 //
 // Buffers are per processor, so records are in time order within a buffer but
 // not across buffers. Everything read from the file is bounds-checked; a

@@ -1,6 +1,6 @@
 #pragma once
 // XPRESS "plain LZ77" decompression (MS-XCA §2.3-2.4), the format of
-// compressed buffers in .etl files (etw-facts.md §10).
+// compressed buffers in .etl files (doc/etw-format.md §7.6).
 //
 // The stream is a sequence of 32-bit little-endian flag words, each governing
 // the next 32 items, most significant bit first. A 0 bit is one literal byte;

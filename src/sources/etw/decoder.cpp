@@ -10,8 +10,8 @@
 #include "core/text.h"
 #include "core/time_format.h"
 
-// Payload layouts, from etw-facts.md §3 unless said otherwise. P is the
-// record's pointer size (4 or 8); fields are packed without padding (§3.2).
+// Payload layouts, from doc/etw-format.md §4 unless said otherwise. P is the
+// record's pointer size (4 or 8); fields are packed without padding (§4.2).
 //
 // FileIo and Kernel-File operation events share one shape. FileIo v2 and
 // Kernel-File v0 put the issuing thread in a pointer right after the Irp;
@@ -60,7 +60,7 @@ namespace etwaudit {
 
 namespace {
 
-// Lost_Event class {6a399ae0-4bc6-4de9-870b-3657f8947e7e} (etw-facts.md §2.3).
+// Lost_Event class {6a399ae0-4bc6-4de9-870b-3657f8947e7e} (doc/etw-format.md §3.4).
 constexpr Guid lost_event_guid{0x6a399ae0, 0x4bc6, 0x4de9, {0x87, 0x0b, 0x36, 0x57, 0xf8, 0x94, 0x7e, 0x7e}};
 
 constexpr std::uint32_t system_pid = 4;
@@ -135,7 +135,7 @@ class Payload {
   std::size_t m_pointer_size;  // 4 or 8, from the record's header
 };
 
-// FileIo opcodes (etw-facts.md §3.3).
+// FileIo opcodes (doc/etw-format.md §4.4).
 namespace file_io {
 constexpr std::uint8_t name = 0, file_create = 32, file_delete = 35, file_rundown = 36, create = 64, cleanup = 65,
                        close = 66, read = 67, write = 68, set_info = 69, remove = 70, rename = 71, dir_enum = 72,
@@ -143,7 +143,7 @@ constexpr std::uint8_t name = 0, file_create = 32, file_delete = 35, file_rundow
                        delete_path = 79, rename_path = 80, set_link_path = 81;
 }  // namespace file_io
 
-// Microsoft-Windows-Kernel-File event ids (etw-facts.md §3.4).
+// Microsoft-Windows-Kernel-File event ids (doc/etw-format.md §4.5).
 namespace kernel_file {
 constexpr std::uint16_t name_create = 10, name_delete = 11, create = 12, cleanup = 13, close = 14, read = 15,
                         write = 16, set_information = 17, set_delete = 18, rename = 19, dir_enum = 20, flush = 21,
@@ -238,7 +238,7 @@ void EtwDecoder::decode_file_io(const RawRecord& record) {
   // length-checked (a payload shorter than v3's is malformed).
   const std::uint8_t version = std::min<std::uint8_t>(record.version, 3);
   if (record.version > 3) ++m_stats.newer_versions;
-  // The name events have one layout in every version (§3.3).
+  // The name events have one layout in every version (doc/etw-format.md §4.4).
   if (opcode == file_io::name || opcode == file_io::file_create || opcode == file_io::file_rundown ||
       opcode == file_io::file_delete) {
     decode_name(record, opcode == file_io::file_delete, opcode == file_io::file_rundown);

@@ -6,7 +6,7 @@
 // dispatches on the provider or kernel event-class GUID first, then on the
 // opcode (classic kernel events) or the event id (manifest events), then on
 // the version, and takes the width of pointer fields from the record's own
-// header (etw-facts.md §0, §3.1). It knows:
+// header (doc/etw-format.md §1, §4.1). It knows:
 //
 //   FileIo {90cbdc39-…}, v2 and v3    names (0, 32, 35, 36), Create 64, Cleanup 65,
 //                                     Close 66, Read 67, Write 68, SetInfo 69,
@@ -27,7 +27,7 @@
 // whose string has no terminator inside the payload, is counted as malformed
 // and produces nothing.
 //
-// File names (etw-facts.md §3.5, design.md §6). Two tables map kernel values
+// File names (doc/etw-format.md §5.1, doc/design.md §6). Two tables map kernel values
 // to catalog path ids: FileKey -> name, filled by the name events (FileIo
 // Name, FileCreate, FileRundown; Kernel-File NameCreate) and emptied by
 // FileDelete / NameDelete; and FileObject -> name, filled by Create and

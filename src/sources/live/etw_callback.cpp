@@ -27,7 +27,7 @@ RawRecord to_raw_record(const EVENT_RECORD& record) noexcept {
   raw.version = descriptor.Version;
   raw.level = descriptor.Level;
   // A classic (kernel) event's type is its opcode; its Id, task, keyword and
-  // channel mean nothing (etw-facts.md §3.1), so they stay 0 as in .etl files.
+  // channel mean nothing (doc/etw-format.md §4.1), so they stay 0 as in .etl files.
   if (!(header.Flags & EVENT_HEADER_FLAG_CLASSIC_HEADER)) {
     raw.event_id = descriptor.Id;
     raw.task = descriptor.Task;

@@ -3,7 +3,7 @@
 // the consumer thread. It does the least it can: describe the record as the
 // portable RawRecord (core/raw_record.h) and hand it to the handler named in
 // the record's UserContext, which decodes it and queues what comes out. No
-// allocation, no locks, no exceptions here (etw-facts.md §9: slow callbacks
+// allocation, no locks, no exceptions here (doc/etw-format.md §3.5: slow callbacks
 // lose events).
 
 #include <windows.h>

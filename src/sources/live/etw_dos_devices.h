@@ -1,6 +1,6 @@
 #pragma once
 // What each drive letter of this machine stands for, as the DeviceMap loader
-// of the live collector (core/device_map.h, etw-facts.md §4).
+// of the live collector (core/device_map.h, doc/etw-format.md §6).
 
 #include <cstdint>
 #include <vector>

@@ -5,7 +5,7 @@
 // GetProcessTimes for its creation time, QueryFullProcessImageNameW for the
 // Win32 path of its image, and, from Windows 8.1 on, NtQueryInformationProcess
 // (ProcessCommandLineInformation) for its command line. Protected processes,
-// and processes that have gone, cannot be asked (etw-facts.md §3.6). The
+// and processes that have gone, cannot be asked (doc/etw-format.md §5.3). The
 // process of a thread no event placed: OpenThread and GetProcessIdOfThread.
 // The account of a SID: LookupAccountSidW.
 //

@@ -69,7 +69,7 @@ namespace {
 
 // OpenTraceW's failure value is (UINT64)UINTPTR_MAX: all ones in a 64-bit
 // process, 0x00000000FFFFFFFF in a 32-bit one, where mingw's macro
-// sign-extends to all ones instead (etw-facts.md §2.2). Check both.
+// sign-extends to all ones instead (doc/etw-format.md §3.2). Check both.
 bool is_invalid_trace_handle(TRACEHANDLE handle) {
   return handle == static_cast<TRACEHANDLE>(UINTPTR_MAX) || handle == INVALID_PROCESSTRACE_HANDLE;
 }
@@ -150,7 +150,7 @@ void EtwSession::prepare_properties(bool for_start) {
   if (!m_nt_kernel_logger) {
     p.LogFileMode |= EVENT_TRACE_SYSTEM_LOGGER_MODE;
     // Windows 8.1 and later: our buffers do not suffer when another
-    // session's writes fail (etw-facts.md §9).
+    // session's writes fail (doc/etw-format.md §3.5).
     if (windows_version().at_least(6, 3)) p.LogFileMode |= EVENT_TRACE_INDEPENDENT_SESSION_MODE;
   }
 }
@@ -232,7 +232,7 @@ void EtwSession::open(PEVENT_RECORD_CALLBACK callback, void* context) {
   EVENT_TRACE_LOGFILEW logfile;
   std::memset(&logfile, 0, sizeof logfile);
   logfile.LoggerName = const_cast<wchar_t*>(m_name.c_str());
-  // EVENT_RECORD selects EventRecordCallback of the union (etw-facts.md §2.1);
+  // EVENT_RECORD selects EventRecordCallback of the union (doc/etw-format.md §3.1);
   // RAW_TIMESTAMP leaves the counter values for QpcClock to convert.
   logfile.ProcessTraceMode =
       PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD | PROCESS_TRACE_MODE_RAW_TIMESTAMP;

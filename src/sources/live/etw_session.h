@@ -1,6 +1,6 @@
 #pragma once
 // EtwSession: the kernel trace session etwaudit collects from, and its
-// real-time consumer (etw-facts.md §1, §2; design.md §6).
+// real-time consumer (doc/etw-format.md §2, §3; doc/design.md §6).
 //
 // Controller. On Windows 8 and later a privately named session ("etwaudit")
 // in system-logger mode, so it never takes the singleton "NT Kernel Logger"
@@ -147,7 +147,7 @@ class EtwSession final : public TraceSession {
   unsigned long process() noexcept override;
   // Enables the kernel rundown provider's file keyword in the session, the
   // documented way for a system-logger session; when that fails, sets the
-  // session's group masks to empty and back (etw-facts.md §8), which is proven
+  // session's group masks to empty and back (doc/etw-format.md §5.2), which is proven
   // only on the NT Kernel Logger.
   std::string request_file_rundown() override;
   // ControlTraceW(QUERY).
