@@ -13,6 +13,10 @@
 
 namespace etwaudit {
 
+// What a file source does with input it cannot read: end the run with an
+// error naming it, or count it as bad input and go on.
+enum class OnBadInput { stop, skip };
+
 class EventSource {
  public:
   virtual ~EventSource() = default;

@@ -22,8 +22,6 @@
 
 namespace etwaudit {
 
-enum class OnBadInput { stop, skip };
-
 // One parsed line; what parse_replay_line fills.
 struct ReplayRecord {
   FileEvent event;  // time, offset, size, tid and op set

@@ -18,7 +18,6 @@
 #include "sources/etl/etl_reader.h"
 #include "sources/etw/decoder.h"
 #include "sources/event_source.h"
-#include "sources/replay_source.h"
 
 namespace etwaudit {
 
