@@ -1,20 +1,11 @@
 #include "sources/replay_source.h"
 
-#include <fcntl.h>
-
-#include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#ifdef _WIN32
-#include <io.h>
-#else
-#include <poll.h>
-#include <unistd.h>
-#endif
-
 #include "core/time_format.h"
+#include "platform/line_reader.h"
 
 namespace etwaudit {
 namespace {
@@ -89,89 +80,6 @@ std::string read_time(const json& object, const char* field, std::int64_t& out) 
   return std::string("'") + field +
          "' must be ISO-8601 with Z or an offset (2026-12-02T10:15:30.5Z) or ns since 1970, not " + describe(value);
 }
-
-// Reads a file line by line with plain read(2), so that a replay from a pipe or
-// FIFO that is waiting for data still notices a stop request.
-class LineReader {
- public:
-  explicit LineReader(const std::string& path) {
-#ifdef _WIN32
-    m_fd = ::_open(path.c_str(), _O_RDONLY | _O_BINARY);
-#else
-    m_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-#endif
-    if (m_fd < 0) m_error = std::strerror(errno);
-  }
-  ~LineReader() {
-#ifdef _WIN32
-    if (m_fd >= 0) ::_close(m_fd);
-#else
-    if (m_fd >= 0) ::close(m_fd);
-#endif
-  }
-  LineReader(const LineReader&) = delete;
-  LineReader& operator=(const LineReader&) = delete;
-
-  bool is_open() const {
-    return m_fd >= 0;
-  }
-  const std::string& error() const {
-    return m_error;
-  }
-
-  // The next line without its '\n'; false at the end of input, on an error
-  // (see error()) or when stop became true while waiting for input.
-  bool next(std::string& line, const std::atomic<bool>& stop) {
-    for (;;) {
-      if (auto newline = m_buffer.find('\n', m_start); newline != std::string::npos) {
-        line.assign(m_buffer, m_start, newline - m_start);
-        m_start = newline + 1;
-        return true;
-      }
-      m_buffer.erase(0, m_start);
-      m_start = 0;
-      if (m_eof) {
-        if (m_buffer.empty()) return false;
-        line.swap(m_buffer);
-        m_buffer.clear();
-        return true;
-      }
-      if (!fill(stop)) return false;
-    }
-  }
-
- private:
-  bool fill(const std::atomic<bool>& stop) {
-    char chunk[65536];
-    for (;;) {
-      if (stop) return false;
-#ifdef _WIN32
-      const int got = ::_read(m_fd, chunk, sizeof chunk);
-#else
-      const ssize_t got = ::read(m_fd, chunk, sizeof chunk);
-      if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        pollfd wait_for{m_fd, POLLIN, 0};
-        ::poll(&wait_for, 1, 100);
-        continue;
-      }
-      if (got < 0 && errno == EINTR) continue;
-#endif
-      if (got < 0) {
-        m_error = std::strerror(errno);
-        return false;
-      }
-      if (got == 0) m_eof = true;
-      m_buffer.append(chunk, static_cast<std::size_t>(got));
-      return true;
-    }
-  }
-
-  int m_fd = -1;
-  std::string m_error;      // why the file could not be opened or read
-  std::string m_buffer;     // bytes read but not yet returned
-  std::size_t m_start = 0;  // where the next line starts in m_buffer
-  bool m_eof = false;
-};
 
 }  // namespace
 

@@ -1,0 +1,24 @@
+#include "platform/line_reader.h"
+
+namespace etwaudit {
+
+bool LineReader::next(std::string& line, const std::atomic<bool>& stop) {
+  for (;;) {
+    if (auto newline = m_buffer.find('\n', m_start); newline != std::string::npos) {
+      line.assign(m_buffer, m_start, newline - m_start);
+      m_start = newline + 1;
+      return true;
+    }
+    m_buffer.erase(0, m_start);
+    m_start = 0;
+    if (m_eof) {
+      if (m_buffer.empty()) return false;
+      line.swap(m_buffer);
+      m_buffer.clear();
+      return true;
+    }
+    if (!fill(stop)) return false;
+  }
+}
+
+}  // namespace etwaudit
