@@ -399,7 +399,8 @@ std::uint32_t FanotifySource::process(std::uint32_t pid, std::uint64_t buffer) {
     if (m_sees_exec ? now - entry.checked_at < recheck_ns : entry.checked_in == buffer) return entry.id;
   }
   const std::string proc = "/proc/" + std::to_string(pid);
-  const auto start_ticks = linux_proc::stat_start_ticks(read_file(proc + "/stat"));
+  const std::string stat = read_file(proc + "/stat");
+  const auto start_ticks = linux_proc::stat_start_ticks(stat);
   if (found != m_processes.end()) {
     ProcessEntry& entry = found->second;
     // Gone, or exited and not reaped (no exe any more): the last good
@@ -414,7 +415,7 @@ std::uint32_t FanotifySource::process(std::uint32_t pid, std::uint64_t buffer) {
       return entry.id;
     }
   }
-  return describe(pid, start_ticks, {}, buffer, now, false);
+  return describe(pid, stat, start_ticks, {}, buffer, now, false);
 }
 
 std::uint32_t FanotifySource::exec_process(std::uint32_t pid, const std::string& path, int fd, std::uint64_t buffer) {
@@ -431,18 +432,19 @@ std::uint32_t FanotifySource::exec_process(std::uint32_t pid, const std::string&
   // and a short-lived one may be gone before this is read.
   char magic[2] = {};
   const bool script = ::pread(fd, magic, sizeof magic, 0) == 2 && magic[0] == '#' && magic[1] == '!';
-  const auto start_ticks = linux_proc::stat_start_ticks(read_file("/proc/" + std::to_string(pid) + "/stat"));
-  std::optional<std::uint64_t> start = start_ticks;
+  const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+  std::optional<std::uint64_t> start = linux_proc::stat_start_ticks(stat);
   // Gone already: the process we knew under pid, if we saw it a moment ago.
   if (!start && found != m_processes.end() && now - found->second.checked_at < recheck_ns &&
       found->second.start_ticks != 0)
     start = found->second.start_ticks;
-  const std::uint32_t id = describe(pid, start, path, buffer, now, script);
+  const std::uint32_t id = describe(pid, stat, start, path, buffer, now, script);
   m_processes[pid].exe.clear();  // /proc may still show the program before the exec
   return id;
 }
 
-std::uint32_t FanotifySource::describe(std::uint32_t pid, std::optional<std::uint64_t> start_ticks, std::string image,
+std::uint32_t FanotifySource::describe(std::uint32_t pid, const std::string& stat,
+                                       std::optional<std::uint64_t> start_ticks, std::string image,
                                        std::uint64_t buffer, std::int64_t now, bool script) {
   const std::string proc = "/proc/" + std::to_string(pid);
   ProcessInfo info;
@@ -451,7 +453,6 @@ std::uint32_t FanotifySource::describe(std::uint32_t pid, std::optional<std::uin
   if (start_ticks) {
     info.start_time =
         m_boot_ns ? m_boot_ns + static_cast<std::int64_t>(*start_ticks) * ns_per_second / m_ticks_per_second : 0;
-    const std::string stat = read_file(proc + "/stat");
     info.parent_pid = linux_proc::stat_parent_pid(stat).value_or(0);
     info.uid = linux_proc::status_real_uid(read_file(proc + "/status"));
     if (info.uid) info.user = user_name(*info.uid);

@@ -111,10 +111,11 @@ class FanotifySource final : public EventSource {
   std::uint32_t process(std::uint32_t pid, std::uint64_t buffer);
   // The same for an exec open of path (fd: the opened program) by pid.
   std::uint32_t exec_process(std::uint32_t pid, const std::string& path, int fd, std::uint64_t buffer);
-  // A new identity for pid from /proc (image: the program when known, else
-  // /proc/PID/exe or the command name); also the entry it is kept in.
-  std::uint32_t describe(std::uint32_t pid, std::optional<std::uint64_t> start_ticks, std::string image,
-                         std::uint64_t buffer, std::int64_t now, bool script);
+  // A new identity for pid from /proc (stat: /proc/PID/stat as just read,
+  // empty when gone; image: the program when known, else /proc/PID/exe or
+  // the command name); also the entry it is kept in.
+  std::uint32_t describe(std::uint32_t pid, const std::string& stat, std::optional<std::uint64_t> start_ticks,
+                         std::string image, std::uint64_t buffer, std::int64_t now, bool script);
   std::string user_name(std::uint32_t uid);
   void emit(Op op, std::uint32_t process, std::uint32_t path, std::int64_t time);
 
