@@ -21,4 +21,13 @@ bool LineReader::next(std::string& line, const std::atomic<bool>& stop) {
   }
 }
 
+bool LineReader::fill(const std::atomic<bool>& stop) {
+  char chunk[65536];
+  const long got = read_some(chunk, sizeof chunk, stop);
+  if (got < 0) return false;
+  if (got == 0) m_eof = true;
+  m_buffer.append(chunk, static_cast<std::size_t>(got));
+  return true;
+}
+
 }  // namespace etwaudit

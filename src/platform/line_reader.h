@@ -29,6 +29,10 @@ class LineReader {
   // Appends what the file has next to m_buffer (m_eof at its end); false on
   // an error or when stop became true while waiting.
   bool fill(const std::atomic<bool>& stop);
+  // The OS's part of fill(): reads up to size bytes into chunk, waiting for
+  // them as long as stop stays false. The bytes read (0 at the end), or -1 on
+  // an error (m_error says which) or a stop.
+  long read_some(char* chunk, std::size_t size, const std::atomic<bool>& stop);
 
   int m_fd = -1;
   std::string m_error;      // why the file could not be opened or read

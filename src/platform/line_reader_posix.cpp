@@ -21,24 +21,18 @@ LineReader::~LineReader() {
   if (m_fd >= 0) ::close(m_fd);
 }
 
-bool LineReader::fill(const std::atomic<bool>& stop) {
-  char chunk[65536];
+long LineReader::read_some(char* chunk, std::size_t size, const std::atomic<bool>& stop) {
   for (;;) {
-    if (stop) return false;
-    const ssize_t got = ::read(m_fd, chunk, sizeof chunk);
+    if (stop) return -1;
+    const ssize_t got = ::read(m_fd, chunk, size);
     if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       pollfd wait_for{m_fd, POLLIN, 0};
       ::poll(&wait_for, 1, 100);
       continue;
     }
     if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
-      m_error = std::strerror(errno);
-      return false;
-    }
-    if (got == 0) m_eof = true;
-    m_buffer.append(chunk, static_cast<std::size_t>(got));
-    return true;
+    if (got < 0) m_error = std::strerror(errno);
+    return static_cast<long>(got);
   }
 }
 

@@ -19,17 +19,11 @@ LineReader::~LineReader() {
   if (m_fd >= 0) ::_close(m_fd);
 }
 
-bool LineReader::fill(const std::atomic<bool>& stop) {
-  char chunk[65536];
-  if (stop) return false;
-  const int got = ::_read(m_fd, chunk, sizeof chunk);
-  if (got < 0) {
-    m_error = std::strerror(errno);
-    return false;
-  }
-  if (got == 0) m_eof = true;
-  m_buffer.append(chunk, static_cast<std::size_t>(got));
-  return true;
+long LineReader::read_some(char* chunk, std::size_t size, const std::atomic<bool>& stop) {
+  if (stop) return -1;
+  const int got = ::_read(m_fd, chunk, static_cast<unsigned>(size));
+  if (got < 0) m_error = std::strerror(errno);
+  return got;
 }
 
 }  // namespace etwaudit
