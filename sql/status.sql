@@ -16,17 +16,27 @@ SELECT :path AS path,
        :schema_version AS schema_version;
 
 -- section: raw_events
-SELECT (SELECT coalesce(sum(events), 0) FROM segments) AS rows,
-       (SELECT coalesce(sum(events + failed), 0) FROM activity) AS events,
-       (SELECT coalesce(sum(failed), 0) FROM activity) AS failed,
-       iso_time((SELECT min(min_time) FROM segments)) AS oldest,
-       iso_time((SELECT max(max_time) FROM segments)) AS newest,
-       (SELECT count(*) FROM segments) AS segments;
+SELECT (SELECT coalesce(sum(events), 0) FROM segments WHERE pruned IS NULL) AS rows,
+       (SELECT coalesce(sum(a.events + a.failed), 0) FROM segments s JOIN activity a ON a.segment_id = s.segment_id
+        WHERE s.pruned IS NULL) AS events,
+       (SELECT coalesce(sum(a.failed), 0) FROM segments s JOIN activity a ON a.segment_id = s.segment_id
+        WHERE s.pruned IS NULL) AS failed,
+       iso_time((SELECT min(min_time) FROM segments WHERE pruned IS NULL)) AS oldest,
+       iso_time((SELECT max(max_time) FROM segments WHERE pruned IS NULL)) AS newest,
+       (SELECT count(*) FROM segments WHERE pruned IS NULL) AS segments;
 
 -- section: long_term_totals
-SELECT iso_time((SELECT min(hour) FROM hour_totals) * 3600000000000) AS hourly_from,
-       iso_time((SELECT max(hour) FROM hour_totals) * 3600000000000) AS hourly_until,
-       (SELECT count(*) FROM hour_totals) AS hourly_rows,
+-- (The hourly totals of pruned events: hour_totals, and the activity rows of
+-- pruned segments that were alone in their hour.)
+SELECT iso_time((SELECT min(hour) FROM (SELECT min(hour) AS hour FROM hour_totals UNION ALL
+                                         SELECT min(hour) FROM segments WHERE pruned IS NOT NULL))
+                * 3600000000000) AS hourly_from,
+       iso_time((SELECT max(hour) FROM (SELECT max(hour) AS hour FROM hour_totals UNION ALL
+                                         SELECT max(hour) FROM segments WHERE pruned IS NOT NULL))
+                * 3600000000000) AS hourly_until,
+       (SELECT count(*) FROM hour_totals) +
+       (SELECT count(*) FROM segments s JOIN activity a ON a.segment_id = s.segment_id
+        WHERE s.pruned IS NOT NULL) AS hourly_rows,
        iso_time((SELECT min(minute) FROM minute_totals) * 60000000000) AS minutes_from,
        iso_time((SELECT max(minute) FROM minute_totals) * 60000000000) AS minutes_until,
        (SELECT count(*) FROM files) AS files,

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "report_fixture.h"
+#include "store/activity_columns.h"
 #include "store/retention.h"
 
 using namespace etwaudit;
@@ -271,6 +272,62 @@ TEST_CASE("reports over pruned hours answer from the hourly totals, listings kee
   }
   CHECK(fixture.rows("file-history", docx).empty());
   CHECK(fixture.rows("recent", {}, {{"limit", "100"}}).size() == 4);
+}
+
+TEST_CASE("a pruned segment alone in its hour answers the reports as its hourly totals would", "[reports][retention]") {
+  ReportFixture fixture;
+  {
+    WriteDatabase database(fixture.path());
+    Pruner pruner(database.db());
+    REQUIRE(pruner.prune(RetentionPolicy{30 * ns_per_minute, std::nullopt}, at("11:00:08")).segments == 1);
+    auto& db = database.db();
+    // Its events went; its activity rows stayed, not copied into hour_totals.
+    CHECK(db.execAndGet("SELECT count(*) FROM segments WHERE pruned = 1 AND hour = "
+                        "(SELECT min(hour) FROM segments)")
+              .getInt() == 1);
+    CHECK(db.execAndGet("SELECT count(*) FROM activity a JOIN segments s USING (segment_id) WHERE s.pruned").getInt() >
+          0);
+    CHECK(db.execAndGet("SELECT count(*) FROM hour_totals").getInt() == 0);
+    CHECK(
+        db.execAndGet("SELECT count(*) FROM events WHERE id <= (SELECT last_id FROM segments WHERE pruned)").getInt() ==
+        0);
+  }
+  QueryFilters notepad;
+  notepad.process = "notepad.exe";
+  QueryFilters docx = window("10:00:30", "11:00:06");  // cuts into the pruned hour and into the kept segment
+  docx.path = "*.docx";
+  const std::vector<std::pair<std::string, QueryFilters>> asked = {{"top-files", window("10:00:30", "10:59:59")},
+                                                                   {"top-files", window("10:00:05", "11:00:06")},
+                                                                   {"top-processes", docx},
+                                                                   {"process-activity", notepad},
+                                                                   {"timeline", window("10:30:00", "11:00:06")},
+                                                                   {"summary", window("10:00:30", "11:00:06")},
+                                                                   {"top-processes", {}}};
+  std::vector<std::vector<std::vector<std::string>>> unfolded;
+  for (const auto& [report, filters] : asked) unfolded.push_back(fixture.run(report, filters));
+  {
+    // The same totals the other way: added into hour_totals, as a busy hour's are.
+    SQLite::Database db(fixture.path(), SQLite::OPEN_READWRITE);
+    std::string columns = "events, failed", selected = "a.events, a.failed";
+    for (const ActivityColumns& column : activity_columns)
+      for (const char* name : {column.count, column.bytes})
+        if (name) {
+          columns += std::string(", ") + name;
+          selected += std::string(", a.") + name;
+        }
+    db.exec("INSERT INTO hour_totals (hour, process_id, file_id, " + columns +
+            ") SELECT s.hour, a.process_id, a.file_id, " + selected +
+            " FROM activity a JOIN segments s USING (segment_id) WHERE s.pruned");
+    db.exec("DELETE FROM activity WHERE segment_id IN (SELECT segment_id FROM segments WHERE pruned)");
+    db.exec("DELETE FROM segments WHERE pruned");
+  }
+  for (std::size_t i = 0; i < asked.size(); ++i) {
+    INFO(asked[i].first << " #" << i);
+    CHECK(fixture.run(asked[i].first, asked[i].second) == unfolded[i]);
+  }
+  // And the whole pruned hour counts, as hourly totals do, in a window that cuts it.
+  CHECK(fixture.rows("top-processes", window("10:00:30", "10:59:59")) ==
+        fixture.rows("top-processes", window("10:00:00", "10:59:59")));
 }
 
 TEST_CASE("a coalesced row counts all its events and bytes in the reports", "[reports]") {

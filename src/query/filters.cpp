@@ -337,10 +337,17 @@ std::string filter_ctes(const QueryFilters& filters) {
 
   std::string sql =
       "bounds(lo, hi) AS (SELECT coalesce(:since, -9223372036854775807), coalesce(:until, 9223372036854775807)),\n"
-      "window_segments(segment_id, hour, first_id, last_id, min_time, max_time, events, inside) AS (\n"
+      // inside: a kept segment wholly in the window, whose activity rows count
+      // its events; pruned: a segment whose events are gone, and whose activity
+      // rows count, like hour_totals, for every hour the window touches.
+      "window_segments(segment_id, hour, first_id, last_id, min_time, max_time, events, inside, pruned, whole) AS (\n"
       "  SELECT s.segment_id, s.hour, s.first_id, s.last_id, s.min_time, s.max_time, s.events,\n"
-      "         s.min_time >= b.lo AND s.max_time <= b.hi\n"
-      "  FROM segments s, bounds b WHERE s.max_time >= b.lo AND s.min_time <= b.hi),\n";
+      "         s.pruned IS NULL AND s.min_time >= b.lo AND s.max_time <= b.hi, s.pruned IS NOT NULL,\n"
+      "         s.pruned IS NOT NULL OR (s.min_time >= b.lo AND s.max_time <= b.hi)\n"
+      "  FROM segments s, bounds b\n"
+      "  WHERE s.max_time >= b.lo AND s.min_time <= b.hi AND s.pruned IS NULL\n"
+      "     OR s.pruned IS NOT NULL AND s.hour BETWEEN coalesce(:first_hour, -9223372036854775807)"
+      " AND coalesce(:last_hour, 9223372036854775807)),\n";
   if (filters.by_process() || filters.path || filters.failed_only) {
     // The id ranges of the matching activity rows, overlapping ones merged, so
     // that each event is read at most once however many rows point at it.
@@ -351,7 +358,7 @@ std::string filter_ctes(const QueryFilters& filters) {
         activity_rows(filters, "a.") +
         " ELSE 0 END\n"
         "  FROM " +
-        located + " WHERE 1" + on_activity +
+        located + " WHERE NOT w.pruned" + on_activity +
         "),\n"
         "located_ranges(first_id, last_id, island) AS (\n"
         "  SELECT first_id, last_id, sum(starts) OVER (ORDER BY first_id ROWS UNBOUNDED PRECEDING) FROM (\n"
@@ -448,7 +455,8 @@ std::string filter_ctes(const QueryFilters& filters) {
            "    AND coalesce(e.ts, e.id) <= o.time" +
            on_events + "),\n";
   }
-  // Inside the window the activity rows count; at its edges (at most the two
+  // Inside the window the activity rows count (and those of pruned segments
+  // in the hours it touches); at its edges (at most the two
   // segments it cuts through) each matching event is a row of its own, which
   // is cheaper than grouping them, and the same once a report adds them up.
   sql +=
@@ -459,7 +467,7 @@ std::string filter_ctes(const QueryFilters& filters) {
       "  FROM " +
       located +
       "\n"
-      "  WHERE w.inside" +
+      "  WHERE w.whole" +
       on_activity +
       "\n"
       "  UNION ALL\n"
@@ -467,10 +475,11 @@ std::string filter_ctes(const QueryFilters& filters) {
       counted_select_list(filters) +
       "\n"
       "  FROM window_segments w CROSS JOIN events e ON e.id BETWEEN w.first_id AND w.last_id, bounds b\n"
-      "  WHERE NOT w.inside" +
+      "  WHERE NOT w.whole" +
       on_events +
       "\n"
-      // Pruned events live on as hourly totals: every hour the window touches.
+      // Events pruned from busy hours live on as hourly totals: every hour the
+      // window touches (those of pruned segments alone in their hour, above).
       "  UNION ALL\n"
       "  SELECT NULL, h.hour, h.process_id, h.file_id, " +
       activity_select_list(filters, "h.") +

@@ -2,6 +2,9 @@
 
 #include <SQLiteCpp/Transaction.h>
 
+#include <string>
+#include <vector>
+
 #include "core/time_format.h"
 #include "store/activity_columns.h"
 
@@ -49,16 +52,21 @@ std::uint64_t used_bytes(SQLite::Database& db) {
 Pruner::Pruner(SQLite::Database& db)
     : m_db(db),
       m_oldest(db,
-               "SELECT segment_id FROM segments WHERE segment_id < (SELECT max(segment_id) FROM segments) "
-               "ORDER BY segment_id LIMIT 1"),
+               "SELECT segment_id FROM segments WHERE pruned IS NULL AND segment_id < (SELECT max(segment_id) FROM "
+               "segments) ORDER BY segment_id LIMIT 1"),
       m_oldest_expired(db,
-                       "SELECT segment_id FROM segments WHERE max_time < ?1 AND segment_id < "
+                       "SELECT segment_id FROM segments WHERE max_time < ?1 AND pruned IS NULL AND segment_id < "
                        "(SELECT max(segment_id) FROM segments) ORDER BY segment_id LIMIT 1"),
-      m_segment(db, "SELECT first_id, last_id, max_time FROM segments WHERE segment_id = ?1"),
+      m_segment(db, "SELECT first_id, last_id, max_time FROM segments WHERE segment_id = ?1 AND pruned IS NULL"),
       m_fold(db, fold_sql()),
       m_delete_events(db, "DELETE FROM events WHERE id BETWEEN ?1 AND ?2"),
       m_delete_activity(db, "DELETE FROM activity WHERE segment_id = ?1"),
       m_delete_segment(db, "DELETE FROM segments WHERE segment_id = ?1"),
+      m_shares_hour(db,
+                    "SELECT EXISTS (SELECT 1 FROM segments t, segments s WHERE s.segment_id = ?1 AND t.hour = s.hour "
+                    "AND t.segment_id <> s.segment_id) OR EXISTS (SELECT 1 FROM hour_totals h, segments s "
+                    "WHERE s.segment_id = ?1 AND h.hour = s.hour)"),
+      m_mark_pruned(db, "UPDATE segments SET pruned = 1 WHERE segment_id = ?1"),
       m_update_retention(db,
                          "UPDATE retention SET pruned_before = max(coalesce(pruned_before, ?1), ?1), "
                          "pruned_segments = pruned_segments + 1, pruned_rows = pruned_rows + ?2, "
@@ -97,14 +105,18 @@ void Pruner::prune_segment(std::int64_t segment_id, PruneResult& result) {
   count.executeStep();
   const std::int64_t rows = count.getColumn(0).getInt64(), events = count.getColumn(1).getInt64();
 
-  m_fold.bind(1, segment_id);
-  m_fold.exec();
-  m_fold.reset();
   m_delete_events.bind(1, first_id);
   m_delete_events.bind(2, last_id);
   m_delete_events.exec();
   m_delete_events.reset();
-  for (SQLite::Statement* statement : {&m_delete_activity, &m_delete_segment}) {
+  // Alone in its hour, the segment's activity rows are its hourly totals
+  // already; in a busy hour they are added into the hour's (sql/0007).
+  m_shares_hour.bind(1, segment_id);
+  const bool fold = m_shares_hour.executeStep() && m_shares_hour.getColumn(0).getInt() != 0;
+  m_shares_hour.reset();
+  std::vector<SQLite::Statement*> steps{&m_mark_pruned};
+  if (fold) steps = {&m_fold, &m_delete_activity, &m_delete_segment};
+  for (SQLite::Statement* statement : steps) {
     statement->bind(1, segment_id);
     statement->exec();
     statement->reset();
@@ -128,22 +140,32 @@ void Pruner::prune_segment(std::int64_t segment_id, PruneResult& result) {
 bool Pruner::prune_total_hour(PruneResult& result) {
   SQLite::Transaction transaction(m_db, SQLite::TransactionBehavior::IMMEDIATE);
   const auto started = std::chrono::steady_clock::now();
-  SQLite::Statement oldest(m_db, "SELECT min(hour) FROM hour_totals");
+  // The totals of an hour are its hour_totals rows and the activity rows of
+  // its pruned segments (sql/0007).
+  SQLite::Statement oldest(m_db,
+                           "SELECT min(hour) FROM (SELECT min(hour) AS hour FROM hour_totals UNION ALL "
+                           "SELECT min(hour) FROM segments WHERE pruned IS NOT NULL)");
   if (!oldest.executeStep() || oldest.getColumn(0).isNull()) return false;
   const std::int64_t hour = oldest.getColumn(0).getInt64();
   oldest.reset();
-  SQLite::Statement mark(
-      m_db,
-      "UPDATE retention SET totals_pruned_before = max(coalesce(totals_pruned_before, ?1), ?1), "
-      "totals_pruned_events = totals_pruned_events + "
-      "(SELECT coalesce(sum(events + failed), 0) FROM hour_totals WHERE hour = ?3), last_prune_at = ?2");
+  const std::string pruned_segments = "(SELECT segment_id FROM segments WHERE hour = ?3 AND pruned IS NOT NULL)";
+  SQLite::Statement mark(m_db,
+                         "UPDATE retention SET totals_pruned_before = max(coalesce(totals_pruned_before, ?1), ?1), "
+                         "totals_pruned_events = totals_pruned_events + "
+                         "(SELECT coalesce(sum(events + failed), 0) FROM hour_totals WHERE hour = ?3) + "
+                         "(SELECT coalesce(sum(events + failed), 0) FROM activity WHERE segment_id IN " +
+                             pruned_segments + "), last_prune_at = ?2");
   mark.bind(1, (hour + 1) * ns_per_hour);
   mark.bind(2, static_cast<std::int64_t>(now_ns()));
   mark.bind(3, hour);
   mark.exec();
-  SQLite::Statement drop(m_db, "DELETE FROM hour_totals WHERE hour = ?1");
-  drop.bind(1, hour);
-  drop.exec();
+  for (const std::string& sql : {std::string("DELETE FROM hour_totals WHERE hour = ?3"),
+                                 "DELETE FROM activity WHERE segment_id IN " + pruned_segments,
+                                 std::string("DELETE FROM segments WHERE hour = ?3 AND pruned IS NOT NULL")}) {
+    SQLite::Statement drop(m_db, sql);
+    drop.bind(3, hour);
+    drop.exec();
+  }
   transaction.commit();
   const auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
   result.longest_transaction = std::max(result.longest_transaction, took);
@@ -162,7 +184,10 @@ PruneResult Pruner::prune(const RetentionPolicy& policy, std::int64_t now, std::
   for (;;) {
     const std::int64_t segment = due_segment(policy, now);
     // Nothing but the newest segment left: the oldest hourly totals go next.
-    if (segment == 0 && !(over_size() && m_db.execAndGet("SELECT EXISTS (SELECT 1 FROM hour_totals)").getInt())) break;
+    if (segment == 0 && !(over_size() && m_db.execAndGet("SELECT EXISTS (SELECT 1 FROM hour_totals) OR EXISTS "
+                                                         "(SELECT 1 FROM segments WHERE pruned IS NOT NULL)")
+                                             .getInt()))
+      break;
     if (std::chrono::steady_clock::now() >= deadline) {
       result.budget_spent = true;
       break;

@@ -1,19 +1,22 @@
 #pragma once
 // Retention: dropping the oldest events while keeping what they add up to.
 //
-// A Pruner deletes whole segments, oldest first, one segment per transaction
-// (at most 65,536 event rows, so a transaction holds the write lock for tens
-// of milliseconds, not seconds). In the same transaction it adds the
-// segment's activity rows into hour_totals and advances retention's
-// pruned_before, so that at every commit hour_totals plus the remaining
-// activity count every event ever written (sql/0003_retention.sql).
+// A Pruner deletes whole segments' events, oldest first, one segment per
+// transaction (at most 65,536 event rows, so a transaction holds the write
+// lock for tens of milliseconds, not seconds). In the same transaction it
+// keeps what they add up to: a segment alone in its hour keeps its activity
+// rows (segments.pruned), a segment of a busy hour has them added into
+// hour_totals and deleted; and it advances retention's pruned_before. At every
+// commit hour_totals plus activity count every event ever written
+// (sql/0003_retention.sql, sql/0007_pruned_segments.sql).
 //
 // A segment goes when its newest event is older than keep, or while the pages
 // in use exceed max_bytes less a headroom (a tenth of it, or what the next
 // batches are expected to add) (pages freed by deletes are reused by later
 // inserts, so the file stops growing near the cap). The newest segment is
 // never pruned: a collector may still be adding to it. Names, processes,
-// runs and minute_totals are never pruned. hour_totals are pruned only for
+// runs and minute_totals are never pruned. The totals of pruned hours
+// (hour_totals rows and pruned segments' activity rows) are dropped only for
 // max_bytes, oldest hour first, and only once no segment but the newest is
 // left: the cap is what the user asked for, and per-minute totals still count
 // those events. Should what is left still outgrow max_bytes (names, runs, the
@@ -105,6 +108,8 @@ class Pruner {
   SQLite::Statement m_delete_events;
   SQLite::Statement m_delete_activity;
   SQLite::Statement m_delete_segment;
+  SQLite::Statement m_shares_hour;  // does segment ? share its hour with other segments or hourly totals?
+  SQLite::Statement m_mark_pruned;  // keeps a segment's activity rows as its totals
   SQLite::Statement m_update_retention;
 };
 
