@@ -55,6 +55,25 @@ TEST_CASE("a new database gets the whole schema, in WAL mode", "[database]") {
   CHECK(program_schema_version() >= 1);
 }
 
+TEST_CASE("the migrations a database needs run in one transaction: one that fails leaves it as it was",
+          "[database][migration]") {
+  TempDir dir;
+  const auto path = dir.file("audit.db");
+  { WriteDatabase database(path); }
+  {
+    // Back to schema v5, but with v7's column already there: 0006 would
+    // succeed, 0007 then fails.
+    SQLite::Database db(path, SQLite::OPEN_READWRITE);
+    db.exec("ALTER TABLE processes DROP COLUMN uid");
+    db.exec("PRAGMA user_version = 5");
+  }
+  CHECK_THAT(error_of([&] { WriteDatabase database(path); }),
+             Catch::Contains("migration 0007_pruned_segments.sql failed") && Catch::Contains("duplicate column"));
+  CHECK(user_version(path) == 5);
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  CHECK(db.execAndGet("SELECT count(*) FROM pragma_table_info('processes') WHERE name = 'uid'").getInt() == 0);
+}
+
 TEST_CASE("a maintenance connection (etwaudit prune) deletes without overwriting, too", "[database]") {
   TempDir dir;
   const auto path = dir.file("audit.db");

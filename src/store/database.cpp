@@ -106,19 +106,23 @@ void migrate(SQLite::Database& db) {
   check_not_newer(db, version);
   if (version == 0 && has_tables(db))
     throw Error("'" + db.getFilename() + "' is an SQLite database but not an etwaudit database");
+  if (version == program_schema_version()) return;
+  // All of them in one transaction: a database is never seen (or left, by a
+  // crash) half made or half migrated.
+  SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+  // Another process may have migrated while we waited for the write lock.
+  version = user_version(db);
+  check_not_newer(db, version);
   for (const Migration& migration : migrations()) {
     if (migration.version <= version) continue;
-    SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
-    // Another process may have migrated while we waited for the write lock.
-    if (user_version(db) >= migration.version) continue;
     try {
       db.exec(std::string(migration.sql));
     } catch (const SQLite::Exception& e) {
       throw Error("migration " + std::string(migration.name) + " failed on '" + db.getFilename() + "': " + e.what());
     }
     db.exec("PRAGMA user_version = " + std::to_string(migration.version));
-    transaction.commit();
   }
+  transaction.commit();
 }
 
 WriteDatabase::WriteDatabase(const std::string& path) : m_path(path) {
