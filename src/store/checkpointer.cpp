@@ -44,7 +44,10 @@ Checkpointer::~Checkpointer() {
 
 void Checkpointer::run() {
   std::unique_lock lock(m_mutex);
-  while (!m_wakeup.wait_for(lock, m_interval, [this] { return m_stop; })) {
+  for (;;) {
+    m_wakeup.wait_for(lock, m_interval, [this] { return m_stop || m_hurry; });
+    if (m_stop) return;
+    m_hurry = false;
     lock.unlock();
     checkpoint();
     lock.lock();
@@ -59,6 +62,7 @@ void Checkpointer::checkpoint() {
     const bool all_copied = passive.executeStep() && passive.getColumn(1).getInt64() >= 0 &&
                             passive.getColumn(1).getInt64() == passive.getColumn(2).getInt64();
     passive.reset();
+    if (all_copied) m_copied_rounds.fetch_add(1, std::memory_order_release);
     if (all_copied && wal_over_limit()) {
       // Readers come and go all the time under query loops: wait a little
       // for the ones reading the WAL (new ones read the database file).
@@ -74,21 +78,45 @@ void Checkpointer::checkpoint() {
   }
 }
 
-bool Checkpointer::wal_over_limit() const {
+std::int64_t Checkpointer::wal_bytes() const {
   std::error_code error;
-  const auto wal_bytes = std::filesystem::file_size(m_connection.getFilename() + "-wal", error);
-  return !error && wal_bytes > static_cast<std::uintmax_t>(m_wal_limit);
+  const auto bytes = std::filesystem::file_size(m_connection.getFilename() + "-wal", error);
+  return error ? 0 : static_cast<std::int64_t>(bytes);
+}
+
+bool Checkpointer::wal_over_limit() const {
+  return wal_bytes() > m_wal_limit;
 }
 
 void Checkpointer::cut_back() noexcept {
   const auto now = std::chrono::steady_clock::now();
   if (now - m_cut_failed < std::chrono::seconds(1)) return;
-  std::lock_guard working(m_working);  // after the round in progress, if any
+  const std::int64_t wal = wal_bytes();
+  if (wal <= m_wal_limit) return;
+  // Copying the WAL back is the bulk of the work: up to twice the limit, let
+  // a round on the Checkpointer's thread copy it while this one goes on
+  // writing, and cut only what is left after that round.
+  const std::uint64_t copied_rounds = m_copied_rounds.load(std::memory_order_acquire);
+  if (wal <= 2 * m_wal_limit && copied_rounds == m_copied_rounds_at_cut) {
+    {
+      std::lock_guard lock(m_mutex);
+      m_hurry = true;
+    }
+    m_wakeup.notify_one();
+    return;
+  }
+  // A round in progress may wait for readers: leave the WAL to it, up to twice the limit.
+  std::unique_lock working(m_working, std::try_to_lock);
+  if (!working.owns_lock()) {
+    if (wal <= 2 * m_wal_limit) return;
+    working.lock();
+  }
   if (!wal_over_limit()) return;
   try {
     m_connection.exec("PRAGMA wal_checkpoint(TRUNCATE)");  // busy_timeout 0: no waiting for readers
   } catch (...) {
   }
+  m_copied_rounds_at_cut = copied_rounds;
   if (wal_over_limit()) m_cut_failed = now;
 }
 

@@ -18,6 +18,7 @@
 
 #include <SQLiteCpp/Database.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -39,14 +40,17 @@ class Checkpointer {
   Checkpointer& operator=(const Checkpointer&) = delete;
 
   // On the writer's thread, between its transactions: a WAL grown past
-  // wal_limit is copied back and cut to nothing now, without waiting for
-  // readers. A reader still in it makes this give up, and it is not tried
-  // again for a second. (Under a small cap, see Collector::cut_wal.)
+  // wal_limit is cut to nothing without waiting for readers, once a round on
+  // the Checkpointer's thread has copied it back (this asks for one at once),
+  // or at twice wal_limit in any case. A reader still in it makes this give
+  // up, and it is not tried again for a second. (Under a small cap, see
+  // Collector::cut_wal.)
   void cut_back() noexcept;
 
  private:
   void run();
-  void checkpoint();  // one round
+  void checkpoint();               // one round
+  std::int64_t wal_bytes() const;  // size of the -wal file (0 when there is none)
   bool wal_over_limit() const;
 
   SQLite::Database& m_writer;
@@ -55,9 +59,12 @@ class Checkpointer {
   std::int64_t m_wal_limit;                            // bytes
   std::mutex m_working;                                // held while checkpointing
   std::chrono::steady_clock::time_point m_cut_failed;  // cut_back's last failure (writer's thread)
+  std::atomic<std::uint64_t> m_copied_rounds{0};       // rounds that found the WAL all copied back
+  std::uint64_t m_copied_rounds_at_cut = 0;            // ...as cut_back last cut (writer's thread)
   std::mutex m_mutex;
   std::condition_variable m_wakeup;
   bool m_stop = false;   // guarded by m_mutex
+  bool m_hurry = false;  // cut_back asks for a round now; guarded by m_mutex
   std::thread m_thread;  // started once the connections are set up
 };
 
