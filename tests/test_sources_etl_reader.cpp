@@ -16,6 +16,7 @@
 #include "core/time_format.h"
 #include "etl_fixtures.h"
 #include "sources/etl/etl_reader.h"
+#include "support/etl_writer.h"
 #include "temp_dir.h"
 
 #ifndef _WIN32
@@ -23,6 +24,7 @@
 #endif
 
 using namespace etwaudit;
+using etwaudit::test::EtlWriter;
 using etwaudit::test::perfview_trace;
 using etwaudit::test::TempDir;
 using etwaudit::test::windows7_trace;
@@ -117,204 +119,6 @@ bool reads_cleanly(const std::string& path, OnMalformedBuffer on_malformed, std:
     return false;
   }
 }
-
-// Builds small .etl files byte by byte from the layouts in doc/etw-format.md §7, for
-// the header types the fixtures do not contain.
-class EtlBuilder {
- public:
-  static constexpr std::uint64_t filetime_2026_12_02 = 134406801300000000;  // 2026-12-02T10:15:30Z
-
-  EtlBuilder(bool is_64, std::uint32_t clock_type, std::uint64_t header_raw_timestamp, std::uint32_t cpu_mhz = 0)
-      : m_is_64(is_64) {
-    Bytes logfile;
-    put(logfile, 0x10000, 4);                               // BufferSize
-    put(logfile, 0x05010106, 4);                            // Version
-    put(logfile, 7601, 4);                                  // ProviderVersion
-    put(logfile, 2, 4);                                     // NumberOfProcessors
-    put(logfile, filetime_2026_12_02 + 600'000'000, 8);     // EndTime: a minute later
-    put(logfile, 156001, 4);                                // TimerResolution
-    put(logfile, 0, 4);                                     // MaximumFileSize
-    put(logfile, 0, 4);                                     // LogFileMode
-    put(logfile, 3, 4);                                     // BuffersWritten
-    put(logfile, 0, 4);                                     // StartBuffers
-    put(logfile, is_64 ? 8 : 4, 4);                         // PointerSize
-    put(logfile, 0, 4);                                     // EventsLost
-    put(logfile, cpu_mhz, 4);                               // CpuSpeedInMHz
-    logfile.resize(is_64 ? 0xF8 : 0xF0, 0);                 // name pointers, TimeZone, padding
-    put(logfile, filetime_2026_12_02 - 36'000'000'000, 8);  // BootTime: an hour earlier
-    put(logfile, 1'000'000, 8);                             // PerfFreq
-    put(logfile, filetime_2026_12_02, 8);                   // StartTime
-    put(logfile, clock_type, 4);                            // ReservedFlags
-    put(logfile, 0, 4);                                     // BuffersLost
-    for (const char c : std::string("Test Logger")) put(logfile, static_cast<unsigned char>(c), 2);
-    put(logfile, 0, 2);
-    put(logfile, 0x00e9, 2);  // é
-    put(logfile, 0, 2);
-    begin_buffer(0);
-    add(kernel(is_64 ? 0x02 : 0x01, 2, 0x0000, header_raw_timestamp, logfile));
-    end_buffer(0x0001, 4);
-  }
-
-  static void put(Bytes& bytes, std::uint64_t value, int size) {
-    for (int i = 0; i < size; ++i) bytes.push_back(static_cast<char>(value >> (8 * i)));
-  }
-  static void put(Bytes& bytes, const Guid& guid) {
-    put(bytes, guid.data1, 4);
-    put(bytes, guid.data2, 2);
-    put(bytes, guid.data3, 2);
-    for (const auto byte : guid.data4) put(bytes, byte, 1);
-  }
-  static void put(Bytes& bytes, const std::string& text) { bytes.insert(bytes.end(), text.begin(), text.end()); }
-  static void set_size(Bytes& record, std::size_t at) {
-    record[at] = static_cast<char>(record.size());
-    record[at + 1] = static_cast<char>(record.size() >> 8);
-  }
-
-  // System (0x01/0x02), compact (0x03/0x04) or perfinfo (0x10/0x11) record.
-  static Bytes kernel(std::uint8_t type, std::uint16_t version_word, std::uint16_t hook_id, std::uint64_t timestamp,
-                      const Bytes& payload, std::uint32_t tid = 11, std::uint32_t pid = 22) {
-    Bytes record;
-    put(record, version_word, 2);
-    put(record, type, 1);
-    put(record, 0xC0, 1);
-    put(record, 0, 2);  // Size, set below
-    put(record, hook_id, 2);
-    if (type >= 0x10) {
-      put(record, timestamp, 8);
-    } else {
-      put(record, tid, 4);
-      put(record, pid, 4);
-      put(record, timestamp, 8);
-      if (type <= 0x02) put(record, 0, 8);  // KernelTime, UserTime
-    }
-    const int extra = ((version_word & 0x8000) ? 8 : 0) + 8 * ((version_word & 0x0700) >> 8);
-    record.resize(record.size() + extra, 'X');
-    record.insert(record.end(), payload.begin(), payload.end());
-    set_size(record, 4);
-    return record;
-  }
-
-  // Full (0x0A/0x14) or instance (0x0B/0x15) record.
-  static Bytes classic(std::uint8_t type, const Guid& guid, std::uint8_t opcode, std::uint16_t version,
-                       std::uint64_t timestamp, const std::string& payload) {
-    Bytes record;
-    put(record, 0, 2);
-    put(record, type, 1);
-    put(record, 0xC0, 1);
-    put(record, opcode, 1);
-    put(record, 4, 1);  // Level
-    put(record, version, 2);
-    put(record, 33, 4);
-    put(record, 44, 4);
-    put(record, timestamp, 8);
-    put(record, guid);
-    put(record, 0, 8);
-    if (type == 0x0B || type == 0x15) {
-      put(record, 1, 4);
-      put(record, 0, 4);
-      put(record, Guid{});
-    }
-    put(record, payload);
-    set_size(record, 0);
-    return record;
-  }
-
-  // Event header record (0x12/0x13) with extended data items of the given sizes.
-  static Bytes event(std::uint8_t type, const Guid& provider, std::uint16_t id, std::uint8_t version,
-                     std::uint64_t timestamp, const std::vector<std::uint16_t>& item_data_sizes,
-                     const std::string& payload) {
-    Bytes record;
-    put(record, 0, 2);
-    put(record, type, 1);
-    put(record, 0xC0, 1);
-    put(record, item_data_sizes.empty() ? 0 : 1, 2);  // Flags: EXTENDED_INFO
-    put(record, 0, 2);
-    put(record, 55, 4);
-    put(record, 66, 4);
-    put(record, timestamp, 8);
-    put(record, provider);
-    put(record, id, 2);
-    put(record, version, 1);
-    put(record, 16, 1);  // Channel
-    put(record, 4, 1);   // Level
-    put(record, 7, 1);   // Opcode
-    put(record, 9, 2);   // Task
-    put(record, 0x8000000000000010, 8);
-    put(record, 0, 8);
-    put(record, Guid{});
-    for (std::size_t i = 0; i < item_data_sizes.size(); ++i) {
-      const std::uint16_t data_size = item_data_sizes[i];
-      const std::uint16_t item_size = static_cast<std::uint16_t>((8 + data_size + 7) & ~7);
-      put(record, item_size, 2);
-      put(record, 6, 2);                               // ExtType: STACK_TRACE64
-      put(record, i + 1 < item_data_sizes.size(), 2);  // linkage
-      put(record, data_size, 2);
-      record.resize(record.size() + item_size - 8, 'E');
-    }
-    put(record, payload);
-    set_size(record, 0);
-    return record;
-  }
-
-  // A record the reader skips: a WPP message (flags 0x90) or a typed header.
-  static Bytes skipped(std::uint8_t marker_flags, std::uint8_t type, std::size_t size) {
-    Bytes record;
-    put(record, size, 2);
-    put(record, type, 1);
-    put(record, marker_flags, 1);
-    record.resize(size, 'S');
-    return record;
-  }
-
-  void begin_buffer(std::uint16_t processor) {
-    m_records.clear();
-    m_processor = processor;
-  }
-  void add(const Bytes& record) {
-    m_records.insert(m_records.end(), record.begin(), record.end());
-    m_records.resize((m_records.size() + 7) & ~std::size_t{7}, 0);
-  }
-  void add_raw(const Bytes& bytes) { m_records.insert(m_records.end(), bytes.begin(), bytes.end()); }
-  // Writes the buffer: plain, or compressed as XPRESS literals only.
-  void end_buffer(std::uint16_t flag = 0, std::uint16_t type = 0, bool compress = false) {
-    const std::size_t filled = 0x48 + m_records.size();
-    Bytes body = m_records;
-    if (compress) {
-      body.clear();
-      for (std::size_t i = 0; i < m_records.size(); ++i) {
-        if (i % 32 == 0) put(body, 0, 4);
-        body.push_back(m_records[i]);
-      }
-    } else {
-      body.resize(0x400 - 0x48, static_cast<char>(0xFF));
-    }
-    Bytes header;
-    put(header, 0x48 + body.size(), 4);     // BufferSize
-    put(header, compress ? filled : 0, 4);  // SavedOffset
-    put(header, 0, 4);
-    put(header, 0, 4);
-    put(header, 0, 8);
-    put(header, 0, 8);
-    put(header, 0, 8);
-    put(header, m_processor, 2);  // client context
-    put(header, 0, 2);
-    put(header, 0, 4);
-    put(header, filled, 4);  // Offset
-    put(header, flag | (compress ? 0x40 : 0) | 0x20, 2);
-    put(header, type, 2);
-    header.resize(0x48, 0);
-    m_file.insert(m_file.end(), header.begin(), header.end());
-    m_file.insert(m_file.end(), body.begin(), body.end());
-  }
-  void add_zero_tail(std::size_t size) { m_file.resize(m_file.size() + size, 0); }
-  void write(const std::string& path) const { write_file(path, m_file, m_file.size()); }
-
- private:
-  bool m_is_64;
-  std::uint16_t m_processor = 0;
-  Bytes m_records;
-  Bytes m_file;
-};
 
 std::int64_t unix_ns(std::uint64_t filetime) {
   return (static_cast<std::int64_t>(filetime) - 116444736000000000) * 100;
@@ -685,24 +489,24 @@ TEST_CASE(".etl traces with flipped bytes throw an Error or end cleanly", "[etl]
 TEST_CASE("a 32-bit .etl trace with every kind of record header reads back field by field", "[etl]") {
   TempDir dir;
   const std::string path = dir.file("built.etl");
-  const std::uint64_t start = EtlBuilder::filetime_2026_12_02;  // clock type 2: raw values are FILETIMEs
+  const std::uint64_t start = EtlWriter::filetime_2026_12_02;  // clock type 2: raw values are FILETIMEs
   const Guid mof{0x12345678, 0x9abc, 0xdef0, {1, 2, 3, 4, 5, 6, 7, 8}};
-  EtlBuilder etl(false, 2, start);
+  EtlWriter etl(false, 2, start);
   etl.begin_buffer(3);
-  etl.add(EtlBuilder::kernel(0x01, 0x8003, 0x0443, start + 10, {'P', 'A', 'Y', 'L'}));  // 8 extra header bytes
-  etl.add(EtlBuilder::kernel(0x03, 0x0202, 0x0501, start + 20, {'C'}));                 // 16 extra header bytes
-  etl.add(EtlBuilder::kernel(0x10, 0x0002, 0x0F2E, start + 30, {'p', 'i'}));
-  etl.add(EtlBuilder::skipped(0x90, 0x00, 16));  // WPP message
-  etl.add(EtlBuilder::classic(0x0B, mof, 5, 0x0101, start + 40, "inst"));
-  etl.add(EtlBuilder::skipped(0xC0, 0x0C, 24));  // timed
-  etl.add(EtlBuilder::event(0x12, known_guid::kernel_file, 15, 1, start + 50, {16, 12}, "DATA"));
-  etl.add(EtlBuilder::classic(0x0A, mof, 6, 2, start + 60, "full"));
+  etl.add(EtlWriter::kernel(0x01, 0x8003, 0x0443, start + 10, {'P', 'A', 'Y', 'L'}));  // 8 extra header bytes
+  etl.add(EtlWriter::kernel(0x03, 0x0202, 0x0501, start + 20, {'C'}));                 // 16 extra header bytes
+  etl.add(EtlWriter::kernel(0x10, 0x0002, 0x0F2E, start + 30, {'p', 'i'}));
+  etl.add(EtlWriter::skipped(0x90, 0x00, 16));  // WPP message
+  etl.add(EtlWriter::classic(0x0B, mof, 5, 0x0101, start + 40, "inst"));
+  etl.add(EtlWriter::skipped(0xC0, 0x0C, 24));  // timed
+  etl.add(EtlWriter::event(0x12, known_guid::kernel_file, 15, 1, start + 50, {16, 12}, "DATA"));
+  etl.add(EtlWriter::classic(0x0A, mof, 6, 2, start + 60, "full"));
   etl.add_raw({'\xff', '\xff', '\xff', '\xff'});  // end of records: what follows is not read
-  etl.add(EtlBuilder::kernel(0x01, 2, 0x0443, start + 70, {'X'}));
+  etl.add(EtlWriter::kernel(0x01, 2, 0x0443, start + 70, {'X'}));
   etl.end_buffer();
   etl.begin_buffer(1);
-  etl.add(EtlBuilder::event(0x13, known_guid::kernel_process, 1, 0, start + 80, {}, "zipped"));
-  etl.add(EtlBuilder::kernel(0x04, 3, 0x0424, start + 90, {'c', '6', '4'}));
+  etl.add(EtlWriter::event(0x13, known_guid::kernel_process, 1, 0, start + 80, {}, "zipped"));
+  etl.add(EtlWriter::kernel(0x04, 3, 0x0424, start + 90, {'c', '6', '4'}));
   etl.end_buffer(0, 0, true);
   etl.add_zero_tail(0x200);
   etl.write(path);
@@ -805,16 +609,16 @@ TEST_CASE("a 32-bit .etl trace with every kind of record header reads back field
 TEST_CASE(".etl timestamps on the CPU cycle clock count from the logfile header record", "[etl]") {
   TempDir dir;
   const std::string path = dir.file("cycles.etl");
-  EtlBuilder etl(true, 3, 5'000, 2'000);  // 2,000 MHz
+  EtlWriter etl(true, 3, 5'000, 2'000);  // 2,000 MHz
   etl.begin_buffer(0);
-  etl.add(EtlBuilder::kernel(0x02, 2, 0x0301, 5'000 + 3'000'000'000, {}));  // 1.5 s later
-  etl.add(EtlBuilder::kernel(0x02, 2, 0x0302, 4'000, {}));                  // 0.5 us before the header
+  etl.add(EtlWriter::kernel(0x02, 2, 0x0301, 5'000 + 3'000'000'000, {}));  // 1.5 s later
+  etl.add(EtlWriter::kernel(0x02, 2, 0x0302, 4'000, {}));                  // 0.5 us before the header
   etl.end_buffer();
   etl.write(path);
   EtlReader reader(path);
   std::vector<std::int64_t> times;
   reader.for_each([&](const RawRecord& record) { times.push_back(record.time); });
-  const std::int64_t start = unix_ns(EtlBuilder::filetime_2026_12_02);
+  const std::int64_t start = unix_ns(EtlWriter::filetime_2026_12_02);
   REQUIRE(times.size() == 2);
   CHECK(times[0] == start + 1'500'000'000);
   CHECK(times[1] == start - 500);
@@ -823,7 +627,7 @@ TEST_CASE(".etl timestamps on the CPU cycle clock count from the logfile header 
 TEST_CASE("an .etl trace on an unknown clock is refused with a reason", "[etl]") {
   TempDir dir;
   const std::string path = dir.file("clock.etl");
-  EtlBuilder(true, 7, 0).write(path);
+  EtlWriter(true, 7, 0).write(path);
   CHECK_THROWS_WITH(EtlReader(path), Catch::Matchers::Contains("clock type 7"));
 }
 
@@ -832,7 +636,7 @@ TEST_CASE("broken extended data items and record sizes in an .etl buffer are nam
   const std::string path = dir.file("broken.etl");
   using Catch::Matchers::Contains;
   auto message_for = [&](Bytes record) {
-    EtlBuilder etl(true, 2, EtlBuilder::filetime_2026_12_02);
+    EtlWriter etl(true, 2, EtlWriter::filetime_2026_12_02);
     etl.begin_buffer(0);
     etl.add(record);
     etl.end_buffer();
@@ -841,16 +645,16 @@ TEST_CASE("broken extended data items and record sizes in an .etl buffer are nam
     CHECK_FALSE(reads_cleanly(path, OnMalformedBuffer::stop, &message));
     return message;
   };
-  Bytes chained = EtlBuilder::event(0x13, known_guid::kernel_file, 12, 1, 0, {16}, "");
+  Bytes chained = EtlWriter::event(0x13, known_guid::kernel_file, 12, 1, 0, {16}, "");
   chained[0x50 + 4] = 1;  // the only item claims another follows
   CHECK_THAT(message_for(chained), Contains("extended data item at +0x68 runs past the record"));
-  Bytes oversized = EtlBuilder::event(0x13, known_guid::kernel_file, 12, 1, 0, {16}, "");
+  Bytes oversized = EtlWriter::event(0x13, known_guid::kernel_file, 12, 1, 0, {16}, "");
   oversized[0x50 + 6] = 40;  // data size beyond the item
   CHECK_THAT(message_for(oversized), Contains("extended data item at +0x50 has size 24 and data size 40"));
-  Bytes small = EtlBuilder::event(0x13, known_guid::kernel_file, 12, 1, 0, {}, "");
+  Bytes small = EtlWriter::event(0x13, known_guid::kernel_file, 12, 1, 0, {}, "");
   small[0] = 0x20;
   CHECK_THAT(message_for(small), Contains("Size 32 is smaller than its 80-byte event header"));
-  Bytes unknown = EtlBuilder::skipped(0xC0, 0x30, 16);
+  Bytes unknown = EtlWriter::skipped(0xC0, 0x30, 16);
   CHECK_THAT(message_for(unknown), Contains("unknown trace header type 0x30"));
 }
 

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "sources/etl/xpress.h"
+#include "support/xpress_encoder.h"
 
 using namespace etwaudit;
 
@@ -257,5 +258,57 @@ TEST_CASE("random bytes given to the .etl xpress decoder decode or throw, and st
       CHECK(written <= capacity);
     } catch (const Error&) {
     }
+  }
+}
+
+// The test encoder (tests/support) against the decoder: what one writes the
+// other reads back, whatever the data, and each length form is used.
+namespace {
+std::string round_trip(const std::string& text, std::size_t* compressed_size = nullptr) {
+  const auto* data = reinterpret_cast<const std::uint8_t*>(text.data());
+  const Bytes compressed = etwaudit::test::xpress_compress(data, text.size());
+  if (compressed_size) *compressed_size = compressed.size();
+  // With room to spare: the stream's own end marker must stop it.
+  std::string out = decompress(compressed, text.size() + 64);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("the test XPRESS encoder writes what the decoder reads back", "[xpress]") {
+  std::mt19937_64 random(7);
+  SECTION("nothing, one byte, and short texts") {
+    for (const std::string text : {"", "a", "ab", "abc", "abcabc", "aaaa", "abcdefgh"}) CHECK(round_trip(text) == text);
+  }
+  SECTION("random bytes, which do not compress") {
+    std::string text(100'000, '\0');
+    for (char& c : text) c = static_cast<char>(random());
+    CHECK(round_trip(text) == text);
+  }
+  SECTION("text from a small alphabet, with matches of every length form") {
+    std::string text;
+    while (text.size() < 300'000) {
+      const auto kind = random() % 4;
+      if (kind == 0) text += std::string(1 + random() % 40, static_cast<char>('a' + random() % 4));
+      if (kind == 1 && text.size() > 100) text += text.substr(text.size() - 1 - random() % 100, random() % 30);
+      if (kind == 2) text += static_cast<char>(random());
+      if (kind == 3) text += std::string(random() % 400, 'z');
+    }
+    std::size_t size = 0;
+    CHECK(round_trip(text, &size) == text);
+    CHECK(size < text.size() / 2);
+  }
+  SECTION("runs long enough for the byte, 16-bit and 32-bit lengths") {
+    for (std::size_t run : {10u, 17u, 21u, 22u, 24u, 276u, 277u, 278u, 1000u, 65'537u, 65'538u, 70'000u, 300'000u}) {
+      INFO(run);
+      const std::string text = "q" + std::string(run, 'r') + "s" + std::string(run, 'r');
+      std::size_t size = 0;
+      CHECK(round_trip(text, &size) == text);
+      CHECK(size < 40);
+    }
+  }
+  SECTION("exactly 32 items, so the end takes a flag word of its own") {
+    std::string text;
+    for (int i = 0; i < 32; ++i) text += static_cast<char>('A' + i);
+    CHECK(round_trip(text) == text);
   }
 }
