@@ -1,5 +1,6 @@
 // The whole import pipeline on traces written here (support/etl_writer.h):
-// the kernel FileIo layouts of a live session, which no public trace holds,
+// the kernel FileIo layouts of a live session (operations, OperationEnd, Name,
+// FileRundown), which no public trace holds,
 // for 64-bit (FileIo v3) and 32-bit (v2) systems, in plain and compressed
 // buffers.
 
@@ -31,7 +32,8 @@ constexpr std::uint16_t process_dc_start = 0x0303, thread_dc_start = 0x0503, fil
 constexpr std::uint32_t pid = 4000, tid = 4010;
 constexpr std::uint64_t notes_object = 0xFFFFB00000001000, notes_key = 0xFFFFA00000002000,
                         old_object = 0xFFFFB00000003000, old_key = 0xFFFFA00000004000,
-                        missing_object = 0xFFFFB00000005000;
+                        missing_object = 0xFFFFB00000005000, log_object = 0xFFFFB00000006000,
+                        log_key = 0xFFFFA00000007000;
 const std::u16string volume = u"\\Device\\HarddiskVolume2";
 
 // One trace: a process and its thread at the start, then a session's file I/O,
@@ -93,6 +95,15 @@ struct Trace {
     missing.file_object = missing_object;
     missing.name = volume + u"\\Users\\ada\\missing.txt";
     operation(file_create, create, missing, 0, 0xC0000034);  // STATUS_OBJECT_NAME_NOT_FOUND
+
+    // A file named by a Name event before its I/O.
+    kernel(file_name, file_version(), name_event(p(), log_key, volume + u"\\Windows\\Temp\\setup.log"));
+    Io log;
+    log.file_object = log_object;
+    log.file_key = log_key;
+    log.offset = 300;
+    log.size = 60;
+    operation(file_write, read_write_layout, log, 60);
 
     // A file first met by its key: its name comes from the rundown at the end.
     Io old;
@@ -164,11 +175,12 @@ TEST_CASE("a written trace of kernel FileIo events imports with sizes, statuses,
                                  "notepad.exe|cleanup|\\Device\\HarddiskVolume2\\Users\\ada\\notes.txt|||",
                                  "notepad.exe|close|\\Device\\HarddiskVolume2\\Users\\ada\\notes.txt|||",
                                  "notepad.exe|open|\\Device\\HarddiskVolume2\\Users\\ada\\missing.txt|||0xC0000034",
+                                 "notepad.exe|write|\\Device\\HarddiskVolume2\\Windows\\Temp\\setup.log|300|60|",
                                  "notepad.exe|read|\\Device\\HarddiskVolume2\\Users\\ada\\old.log|65536|512|",
                                  "notepad.exe|rename|\\Device\\HarddiskVolume2\\Users\\ada\\old.log|||",
                                  "notepad.exe|delete|\\Device\\HarddiskVolume2\\Users\\ada\\old.log|||",
                                  "notepad.exe|disk_read|\\Device\\HarddiskVolume2\\Users\\ada\\old.log|1048576|4096|"});
   CHECK(import.rows("SELECT events_lost, unresolved FROM collector_runs") == std::vector<std::string>{"1|0"});
   CHECK(import.rows("SELECT sum(failed), sum(read_bytes), sum(write_bytes) FROM activity") ==
-        std::vector<std::string>{"1|4512|100"});
+        std::vector<std::string>{"1|4512|160"});
 }
