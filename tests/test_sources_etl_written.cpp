@@ -1,8 +1,7 @@
 // The whole import pipeline on traces written here (support/etl_writer.h):
-// the kernel FileIo layouts of a live session (operations, OperationEnd, Name,
-// FileRundown), which no public trace holds,
-// for 64-bit (FileIo v3) and 32-bit (v2) systems, in plain and compressed
-// buffers.
+// the kernel FileIo layouts of a live session (operations, OperationEnd,
+// Name, FileRundown), which no public trace holds, for 64-bit (FileIo v3)
+// and 32-bit (v2) systems, in plain and compressed buffers.
 
 #include <SQLiteCpp/Database.h>
 
