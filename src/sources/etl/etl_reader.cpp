@@ -468,42 +468,146 @@ bool EtlReader::next(RawRecord& record) {
   }
 }
 
+namespace {
+
+// Sets the fields a classic (kernel or GUID) header does not have.
+void clear_manifest_fields(RawRecord& record) {
+  record.event_id = 0;
+  record.task = 0;
+  record.channel = 0;
+  record.keyword = 0;
+}
+
+// ThreadId, ProcessId and TimeStamp: at the same offsets in the system,
+// compact, full, instance and event headers.
+void read_thread_process_time(const std::uint8_t* bytes, RawRecord& record) {
+  record.tid = load<std::uint32_t>(bytes + 0x08);
+  record.pid = load<std::uint32_t>(bytes + 0x0C);
+  record.raw_timestamp = load<std::uint64_t>(bytes + 0x10);
+}
+
+}  // namespace
+
+void EtlReader::take_record(const RecordAt& at, std::size_t size, std::size_t header_size, const char* header_name) {
+  if (size < header_size) {
+    fail_record("Size " + std::to_string(size) + " is smaller than its " + std::to_string(header_size) + "-byte " +
+                header_name + " header");
+  }
+  if (size > at.room) {
+    fail_record("Size " + std::to_string(size) + " runs past the buffer's filled bytes (" + std::to_string(at.room) +
+                " left)");
+  }
+  m_position = at.position + ((size + 7) & ~std::size_t{7});
+}
+
+bool EtlReader::skip_record(const RecordAt& at, TraceHeaderType type, const char* header_name) {
+  if (at.room < skipped_header_size) fail_record("only " + std::to_string(at.room) + " bytes are left for a record");
+  take_record(at, load<std::uint16_t>(at.bytes), skipped_header_size, header_name);
+  ++m_counters.by_header_type[static_cast<std::size_t>(type)];
+  ++m_counters.records_skipped;
+  return false;
+}
+
+// System, compact and perfinfo headers (doc/etw-format.md §7.4): the class
+// and opcode come from the HookId.
+std::size_t EtlReader::read_kernel_header(const RecordAt& at, TraceHeaderType type, RawRecord& record,
+                                          std::size_t& size) {
+  const bool is_perfinfo = type == TraceHeaderType::perfinfo32 || type == TraceHeaderType::perfinfo64;
+  const bool is_compact = type == TraceHeaderType::compact32 || type == TraceHeaderType::compact64;
+  const std::size_t base = is_perfinfo ? perfinfo_header_size : is_compact ? compact_header_size : system_header_size;
+  if (at.room < base) fail_record("only " + std::to_string(at.room) + " bytes are left for a kernel event header");
+  const std::uint8_t* bytes = at.bytes;
+  const auto version_word = load<std::uint16_t>(bytes);
+  const std::size_t header_size = base + ((version_word & 0x8000) ? 8 : 0) + 8 * ((version_word & 0x0700) >> 8);
+  size = load<std::uint16_t>(bytes + 4);
+  take_record(at, size, header_size, "kernel event");
+  const auto hook_id = load<std::uint16_t>(bytes + 6);
+  const auto event_type = static_cast<std::uint8_t>(hook_id & 0xFF);
+  record.provider = kernel_event_class(static_cast<std::uint8_t>(hook_id >> 8), event_type);
+  record.hook_id = hook_id;
+  record.opcode = event_type;
+  record.version = static_cast<std::uint8_t>(version_word & 0xFF);
+  record.level = 0;
+  clear_manifest_fields(record);
+  if (is_perfinfo) {
+    record.tid = RawRecord::unknown_id;
+    record.pid = RawRecord::unknown_id;
+    record.raw_timestamp = load<std::uint64_t>(bytes + 0x08);
+  } else {
+    read_thread_process_time(bytes, record);
+  }
+  return header_size;
+}
+
+// Full and instance headers: a classic event of the GUID at 0x18.
+std::size_t EtlReader::read_classic_header(const RecordAt& at, TraceHeaderType type, RawRecord& record,
+                                           std::size_t& size) {
+  const bool is_instance = type == TraceHeaderType::instance32 || type == TraceHeaderType::instance64;
+  const std::size_t header_size = is_instance ? instance_header_size : full_header_size;
+  const std::uint8_t* bytes = at.bytes;
+  size = load<std::uint16_t>(bytes);
+  take_record(at, size, header_size, is_instance ? "instance" : "full");
+  record.provider = Guid::from_bytes(bytes + 0x18);
+  record.hook_id = 0;
+  record.opcode = bytes[4];
+  record.level = bytes[5];
+  record.version = static_cast<std::uint8_t>(load<std::uint16_t>(bytes + 6) & 0xFF);
+  clear_manifest_fields(record);
+  read_thread_process_time(bytes, record);
+  return header_size;
+}
+
+// Event headers: a manifest event, with extended data items when Flags has
+// 0x1, chained by their linkage bit; the payload follows the last one.
+std::size_t EtlReader::read_event_header(const RecordAt& at, std::uint16_t width_flag, RawRecord& record,
+                                         std::size_t& size) {
+  const std::uint8_t* bytes = at.bytes;
+  size = load<std::uint16_t>(bytes);
+  take_record(at, size, event_header_size, "event");
+  const auto raw_flags = load<std::uint16_t>(bytes + 4);
+  record.provider = Guid::from_bytes(bytes + 0x18);
+  record.hook_id = 0;
+  record.event_id = load<std::uint16_t>(bytes + 0x28);
+  record.version = bytes[0x2A];
+  record.channel = bytes[0x2B];
+  record.level = bytes[0x2C];
+  record.opcode = bytes[0x2D];
+  record.task = load<std::uint16_t>(bytes + 0x2E);
+  record.keyword = load<std::uint64_t>(bytes + 0x30);
+  record.flags = static_cast<std::uint16_t>(
+      (raw_flags & ~(event_header_flag::header_32_bit | event_header_flag::header_64_bit)) | width_flag);
+  read_thread_process_time(bytes, record);
+  if ((raw_flags & event_header_flag::extended_info) == 0) return event_header_size;
+  std::size_t item = event_header_size;
+  for (;;) {
+    if (size - item < 8) fail_record("extended data item at +" + hex(item) + " runs past the record");
+    const std::size_t item_size = load<std::uint16_t>(bytes + item);
+    const bool more = (load<std::uint16_t>(bytes + item + 4) & 1) != 0;
+    const std::size_t data_size = load<std::uint16_t>(bytes + item + 6);
+    if (item_size < 8 || item_size > size - item || data_size > item_size - 8) {
+      fail_record("extended data item at +" + hex(item) + " has size " + std::to_string(item_size) + " and data size " +
+                  std::to_string(data_size) + " in a record of " + std::to_string(size));
+    }
+    item += item_size;
+    if (!more) break;
+  }
+  m_extended_data = {bytes + event_header_size, item - event_header_size};
+  return item;
+}
+
 bool EtlReader::parse_record(RawRecord& record) {
-  const std::size_t position = m_position;
-  m_record_offset = position;
+  const RecordAt at{m_buffer.data() + m_position, m_position, m_filled - m_position};
+  m_record_offset = at.position;
   m_extended_data = {};
-  const std::uint8_t* bytes = m_buffer.data() + position;
-  const std::size_t room = m_filled - position;
-  if (room < 4) fail_record("only " + std::to_string(room) + " bytes are left for a record header");
-  const auto marker = load<std::uint32_t>(bytes);
+  if (at.room < 4) fail_record("only " + std::to_string(at.room) + " bytes are left for a record header");
+  const auto marker = load<std::uint32_t>(at.bytes);
   if (marker == end_of_records) {
     m_position = m_filled;
     return false;
   }
   const auto marker_flags = static_cast<std::uint8_t>(marker >> 24);
   if ((marker_flags & marker_header_flag) == 0) fail_record("marker " + hex(marker) + " is not a record header");
-
-  // Checks size against the header and the buffer and moves to the next
-  // 8-byte aligned record.
-  auto take = [&](std::size_t size, std::size_t header_size, const char* header_name) {
-    if (size < header_size) {
-      fail_record("Size " + std::to_string(size) + " is smaller than its " + std::to_string(header_size) + "-byte " +
-                  header_name + " header");
-    }
-    if (size > room) {
-      fail_record("Size " + std::to_string(size) + " runs past the buffer's filled bytes (" + std::to_string(room) +
-                  " left)");
-    }
-    m_position = position + ((size + 7) & ~std::size_t{7});
-  };
-  auto skip = [&](TraceHeaderType type, const char* header_name) {
-    if (room < skipped_header_size) fail_record("only " + std::to_string(room) + " bytes are left for a record");
-    take(load<std::uint16_t>(bytes), skipped_header_size, header_name);
-    ++m_counters.by_header_type[static_cast<std::size_t>(type)];
-    ++m_counters.records_skipped;
-    return false;
-  };
-  if ((marker_flags & marker_typed_flag) == 0) return skip(TraceHeaderType::message, "message");
+  if ((marker_flags & marker_typed_flag) == 0) return skip_record(at, TraceHeaderType::message, "message");
 
   const auto type = static_cast<TraceHeaderType>(static_cast<std::uint8_t>(marker >> 16));
   std::uint16_t width_flag = event_header_flag::header_64_bit;
@@ -517,120 +621,35 @@ bool EtlReader::parse_record(RawRecord& record) {
     default: break;
   }
 
-  std::size_t header_size = 0;
-  std::size_t size = 0;
+  std::size_t header_size = 0, size = 0;
   switch (type) {
     case TraceHeaderType::system32:
     case TraceHeaderType::system64:
     case TraceHeaderType::compact32:
     case TraceHeaderType::compact64:
     case TraceHeaderType::perfinfo32:
-    case TraceHeaderType::perfinfo64: {
-      const bool is_perfinfo = type == TraceHeaderType::perfinfo32 || type == TraceHeaderType::perfinfo64;
-      const bool is_compact = type == TraceHeaderType::compact32 || type == TraceHeaderType::compact64;
-      const std::size_t base = is_perfinfo  ? perfinfo_header_size
-                               : is_compact ? compact_header_size
-                                            : system_header_size;
-      if (room < base) fail_record("only " + std::to_string(room) + " bytes are left for a kernel event header");
-      const auto version_word = load<std::uint16_t>(bytes);
-      header_size = base + ((version_word & 0x8000) ? 8 : 0) + 8 * ((version_word & 0x0700) >> 8);
-      size = load<std::uint16_t>(bytes + 4);
-      take(size, header_size, "kernel event");
-      const auto hook_id = load<std::uint16_t>(bytes + 6);
-      const auto event_type = static_cast<std::uint8_t>(hook_id & 0xFF);
-      record.provider = kernel_event_class(static_cast<std::uint8_t>(hook_id >> 8), event_type);
-      record.hook_id = hook_id;
-      record.opcode = event_type;
-      record.version = static_cast<std::uint8_t>(version_word & 0xFF);
-      record.event_id = 0;
-      record.task = 0;
-      record.level = 0;
-      record.channel = 0;
-      record.keyword = 0;
+    case TraceHeaderType::perfinfo64:
+      header_size = read_kernel_header(at, type, record, size);
       record.flags = event_header_flag::classic_header | width_flag;
-      if (is_perfinfo) {
-        record.tid = RawRecord::unknown_id;
-        record.pid = RawRecord::unknown_id;
-        record.raw_timestamp = load<std::uint64_t>(bytes + 0x08);
-      } else {
-        record.tid = load<std::uint32_t>(bytes + 0x08);
-        record.pid = load<std::uint32_t>(bytes + 0x0C);
-        record.raw_timestamp = load<std::uint64_t>(bytes + 0x10);
-      }
       break;
-    }
     case TraceHeaderType::full_header32:
     case TraceHeaderType::full_header64:
     case TraceHeaderType::instance32:
-    case TraceHeaderType::instance64: {
-      const bool is_instance = type == TraceHeaderType::instance32 || type == TraceHeaderType::instance64;
-      header_size = is_instance ? instance_header_size : full_header_size;
-      size = load<std::uint16_t>(bytes);
-      take(size, header_size, is_instance ? "instance" : "full");
-      record.provider = Guid::from_bytes(bytes + 0x18);
-      record.hook_id = 0;
-      record.opcode = bytes[4];
-      record.level = bytes[5];
-      record.version = static_cast<std::uint8_t>(load<std::uint16_t>(bytes + 6) & 0xFF);
-      record.event_id = 0;
-      record.task = 0;
-      record.channel = 0;
-      record.keyword = 0;
+    case TraceHeaderType::instance64:
+      header_size = read_classic_header(at, type, record, size);
       record.flags = event_header_flag::classic_header | width_flag;
-      record.tid = load<std::uint32_t>(bytes + 0x08);
-      record.pid = load<std::uint32_t>(bytes + 0x0C);
-      record.raw_timestamp = load<std::uint64_t>(bytes + 0x10);
       break;
-    }
     case TraceHeaderType::event_header32:
-    case TraceHeaderType::event_header64: {
-      size = load<std::uint16_t>(bytes);
-      take(size, event_header_size, "event");
-      const auto raw_flags = load<std::uint16_t>(bytes + 4);
-      record.provider = Guid::from_bytes(bytes + 0x18);
-      record.hook_id = 0;
-      record.event_id = load<std::uint16_t>(bytes + 0x28);
-      record.version = bytes[0x2A];
-      record.channel = bytes[0x2B];
-      record.level = bytes[0x2C];
-      record.opcode = bytes[0x2D];
-      record.task = load<std::uint16_t>(bytes + 0x2E);
-      record.keyword = load<std::uint64_t>(bytes + 0x30);
-      record.flags = static_cast<std::uint16_t>(
-          (raw_flags & ~(event_header_flag::header_32_bit | event_header_flag::header_64_bit)) | width_flag);
-      record.tid = load<std::uint32_t>(bytes + 0x08);
-      record.pid = load<std::uint32_t>(bytes + 0x0C);
-      record.raw_timestamp = load<std::uint64_t>(bytes + 0x10);
-      header_size = event_header_size;
-      if (raw_flags & event_header_flag::extended_info) {
-        // Items chained by the linkage bit; the payload follows the last one.
-        std::size_t item = event_header_size;
-        for (;;) {
-          if (size - item < 8) fail_record("extended data item at +" + hex(item) + " runs past the record");
-          const std::size_t item_size = load<std::uint16_t>(bytes + item);
-          const bool more = (load<std::uint16_t>(bytes + item + 4) & 1) != 0;
-          const std::size_t data_size = load<std::uint16_t>(bytes + item + 6);
-          if (item_size < 8 || item_size > size - item || data_size > item_size - 8) {
-            fail_record("extended data item at +" + hex(item) + " has size " + std::to_string(item_size) +
-                        " and data size " + std::to_string(data_size) + " in a record of " + std::to_string(size));
-          }
-          item += item_size;
-          if (!more) break;
-        }
-        m_extended_data = {bytes + event_header_size, item - event_header_size};
-        header_size = item;
-      }
-      break;
-    }
-    case TraceHeaderType::timed: return skip(type, "timed");
-    case TraceHeaderType::error: return skip(type, "error");
-    case TraceHeaderType::wnode: return skip(type, "wnode");
-    case TraceHeaderType::message: return skip(type, "message");
+    case TraceHeaderType::event_header64: header_size = read_event_header(at, width_flag, record, size); break;
+    case TraceHeaderType::timed: return skip_record(at, type, "timed");
+    case TraceHeaderType::error: return skip_record(at, type, "error");
+    case TraceHeaderType::wnode: return skip_record(at, type, "wnode");
+    case TraceHeaderType::message: return skip_record(at, type, "message");
     default:
       fail_record("unknown trace header type " + hex(static_cast<std::uint8_t>(type)) + " in marker " + hex(marker));
   }
   record.header_type = type;
-  record.payload = bytes + header_size;
+  record.payload = at.bytes + header_size;
   record.payload_size = static_cast<std::uint32_t>(size - header_size);
   record.processor = m_processor;
   record.time = to_unix_ns(record.raw_timestamp);

@@ -153,6 +153,20 @@ class EtlReader {
   void open_trace();
   void read_logfile_header();
   bool parse_record(RawRecord& record);
+  // Where the record being parsed starts in the buffer, and the bytes left from there.
+  struct RecordAt {
+    const std::uint8_t* bytes;
+    std::size_t position;
+    std::size_t room;
+  };
+  // Checks a record's Size against its header and the buffer, and moves past it (8-byte aligned).
+  void take_record(const RecordAt& at, std::size_t size, std::size_t header_size, const char* header_name);
+  // Moves past a record of a header type that carries no event; counts it. Returns false.
+  bool skip_record(const RecordAt& at, TraceHeaderType type, const char* header_name);
+  // Each reads one family of headers into record and size, and returns the header's size.
+  std::size_t read_kernel_header(const RecordAt& at, TraceHeaderType type, RawRecord& record, std::size_t& size);
+  std::size_t read_classic_header(const RecordAt& at, TraceHeaderType type, RawRecord& record, std::size_t& size);
+  std::size_t read_event_header(const RecordAt& at, std::uint16_t width_flag, RawRecord& record, std::size_t& size);
   // Throw an Error naming the file and the current buffer. fatal: the next
   // buffer cannot be found, so reading cannot go on even under skip.
   [[noreturn]] void fail(const std::string& what, bool fatal) const;
