@@ -361,129 +361,147 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
   auto by_time = [](const FileEvent& a, const FileEvent& b) { return a.time < b.time; };
   if (!std::is_sorted(batch.begin(), batch.end(), by_time)) std::stable_sort(batch.begin(), batch.end(), by_time);
 
-  std::uint64_t written = 0, excluded = 0, unresolved = 0;
-  const std::int64_t last_event_id_before = m_last_event_id;
-  const Segment segment_before = m_segment;
-  const std::int64_t last_segment_id_before = m_last_segment_id;
-  const std::int64_t first_event_time_before = m_first_event_time, last_event_time_before = m_last_event_time;
+  const Position before{m_last_event_id, m_segment, m_last_segment_id, m_first_event_time, m_last_event_time};
   m_touched.clear();
   m_activity.clear();
   m_minutes.clear();
+  BatchCounts counts;
   try {
     SQLite::Transaction transaction(m_db, SQLite::TransactionBehavior::IMMEDIATE);
     apply_resolutions();
-    // Names and processes first: their inserts are rare, and doing them before
-    // the event loop keeps that loop to one prepared statement.
-    for (const FileEvent& event : batch) {
-      file_id(event.path);
-      process_id(event.process);
-    }
-    std::int64_t minute_end = INT64_MIN;  // end of m_minutes.back()
-    for (const FileEvent& event : batch) {
-      const std::int64_t file = file_id(event.path);
-      const std::int64_t process = process_id(event.process);
-      if (file == 0 || process == 0 || !m_selected_ops[static_cast<std::size_t>(event.op)]) {
-        excluded += event.count;
-        continue;
-      }
-      const std::int64_t id = std::max(event.time, m_last_event_id + 1);
-      m_last_event_id = id;
-      m_pending[m_pending_count++] = EventRow{id, process, file, &event};
-      if (m_pending_count == rows_per_insert) insert_pending();
-
-      add_to_segment(id, event.time);
-      m_first_event_time = std::min(m_first_event_time, event.time);
-      m_last_event_time = std::max(m_last_event_time, event.time);
-      ActivityTotals& totals = m_activity[ActivityKey{m_segment.id, process, file}];
-      if (totals.rows == 0) totals.first_id = id;
-      ++totals.rows;
-      totals.last_id = id;
-      written += event.count;
-      unresolved += m_file_unresolved[event.path] ? event.count : 0;
-      // A failed operation did nothing: it is counted apart (sql/0005).
-      if (event.status != 0) {
-        totals.failed += event.count;
-        continue;
-      }
-      totals.events += event.count;
-      const auto op = static_cast<std::size_t>(event.op);
-      totals.count[op] += event.count;
-      totals.bytes[op] += event.size > 0 ? event.size : 0;
-      if (event.time >= minute_end) {  // the batch is in time order
-        const std::int64_t minute = floor_div(event.time, ns_per_minute);
-        m_minutes.push_back(MinuteTotals{minute});
-        minute_end = minute < INT64_MAX / ns_per_minute ? (minute + 1) * ns_per_minute : INT64_MAX;
-      }
-      m_minutes.back().count[op] += event.count;
-      m_minutes.back().bytes[op] += event.size > 0 ? event.size : 0;
-    }
-    insert_pending();
-    if (m_segment.id != 0) m_touched.push_back(m_segment);
-
-    for (const auto& [key, totals] : m_activity) {
-      int index = 0;
-      m_upsert_activity.bind(++index, static_cast<std::int64_t>(key.segment_id));
-      m_upsert_activity.bind(++index, static_cast<std::int64_t>(key.process_id));
-      m_upsert_activity.bind(++index, static_cast<std::int64_t>(key.file_id));
-      m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.events));
-      m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.failed));
-      bind_optional(m_upsert_activity, ++index, totals.rows, totals.rows != totals.events);
-      m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.first_id));
-      m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.last_id));
-      for (int op = 0; op < op_count; ++op) {
-        m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.count[op]));
-        if (activity_columns[op].bytes) m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.bytes[op]));
-      }
-      m_upsert_activity.exec();
-      m_upsert_activity.reset();
-    }
-    for (const Segment& segment : m_touched) {
-      if (segment.events == 0) continue;
-      m_upsert_segment.bind(1, static_cast<std::int64_t>(segment.id));
-      m_upsert_segment.bind(2, static_cast<std::int64_t>(segment.hour));
-      m_upsert_segment.bind(3, static_cast<std::int64_t>(segment.first_id));
-      m_upsert_segment.bind(4, static_cast<std::int64_t>(segment.last_id));
-      m_upsert_segment.bind(5, static_cast<std::int64_t>(segment.min_time));
-      m_upsert_segment.bind(6, static_cast<std::int64_t>(segment.max_time));
-      m_upsert_segment.bind(7, static_cast<std::int64_t>(segment.events));
-      m_upsert_segment.exec();
-      m_upsert_segment.reset();
-    }
-    for (const MinuteTotals& minute : m_minutes) {
-      for (int op = 0; op < op_count; ++op) {
-        if (minute.count[op] == 0) continue;
-        m_upsert_minute.bind(1, minute.minute);
-        m_upsert_minute.bind(2, op);
-        m_upsert_minute.bind(3, minute.count[op]);
-        m_upsert_minute.bind(4, minute.bytes[op]);
-        m_upsert_minute.exec();
-        m_upsert_minute.reset();
-      }
-    }
-    save_run_counters(stats, written, excluded, unresolved);
+    counts = insert_events(batch);
+    write_activity();
+    write_segments();
+    write_minutes();
+    save_run_counters(stats, counts.written, counts.excluded, counts.unresolved);
     transaction.commit();
   } catch (...) {
-    // Nothing of the batch is in the database: forget what it changed in memory.
-    m_last_event_id = last_event_id_before;
-    m_segment = segment_before;
-    m_last_segment_id = last_segment_id_before;
-    m_first_event_time = first_event_time_before;
-    m_last_event_time = last_event_time_before;
-    // Files and processes inserted by the batch were rolled back with it.
-    std::fill(m_file_ids.begin(), m_file_ids.end(), 0);
-    std::fill(m_process_ids.begin(), m_process_ids.end(), 0);
-    m_pending_count = 0;
-    m_insert_event.tryReset();
-    m_insert_events.tryReset();
-    m_upsert_activity.tryReset();
-    m_upsert_segment.tryReset();
-    m_upsert_minute.tryReset();
+    forget_batch(before);
     throw;
   }
-  stats.written += written;
-  stats.excluded += excluded;
-  stats.unresolved += unresolved;
+  stats.written += counts.written;
+  stats.excluded += counts.excluded;
+  stats.unresolved += counts.unresolved;
   stats.batches += 1;
+}
+
+EventWriter::BatchCounts EventWriter::insert_events(const std::vector<FileEvent>& batch) {
+  // Names and processes first: their inserts are rare, and doing them before
+  // the event loop keeps that loop to one prepared statement.
+  for (const FileEvent& event : batch) {
+    file_id(event.path);
+    process_id(event.process);
+  }
+  BatchCounts counts;
+  std::int64_t minute_end = INT64_MIN;  // end of m_minutes.back()
+  for (const FileEvent& event : batch) {
+    const std::int64_t file = file_id(event.path);
+    const std::int64_t process = process_id(event.process);
+    if (file == 0 || process == 0 || !m_selected_ops[static_cast<std::size_t>(event.op)]) {
+      counts.excluded += event.count;
+      continue;
+    }
+    const std::int64_t id = std::max(event.time, m_last_event_id + 1);
+    m_last_event_id = id;
+    m_pending[m_pending_count++] = EventRow{id, process, file, &event};
+    if (m_pending_count == rows_per_insert) insert_pending();
+
+    add_to_segment(id, event.time);
+    m_first_event_time = std::min(m_first_event_time, event.time);
+    m_last_event_time = std::max(m_last_event_time, event.time);
+    ActivityTotals& totals = m_activity[ActivityKey{m_segment.id, process, file}];
+    if (totals.rows == 0) totals.first_id = id;
+    ++totals.rows;
+    totals.last_id = id;
+    counts.written += event.count;
+    counts.unresolved += m_file_unresolved[event.path] ? event.count : 0;
+    // A failed operation did nothing: it is counted apart (sql/0005).
+    if (event.status != 0) {
+      totals.failed += event.count;
+      continue;
+    }
+    totals.events += event.count;
+    const auto op = static_cast<std::size_t>(event.op);
+    totals.count[op] += event.count;
+    totals.bytes[op] += event.size > 0 ? event.size : 0;
+    if (event.time >= minute_end) {  // the batch is in time order
+      const std::int64_t minute = floor_div(event.time, ns_per_minute);
+      m_minutes.push_back(MinuteTotals{minute});
+      minute_end = minute < INT64_MAX / ns_per_minute ? (minute + 1) * ns_per_minute : INT64_MAX;
+    }
+    m_minutes.back().count[op] += event.count;
+    m_minutes.back().bytes[op] += event.size > 0 ? event.size : 0;
+  }
+  insert_pending();
+  if (m_segment.id != 0) m_touched.push_back(m_segment);
+  return counts;
+}
+
+void EventWriter::write_activity() {
+  for (const auto& [key, totals] : m_activity) {
+    int index = 0;
+    m_upsert_activity.bind(++index, static_cast<std::int64_t>(key.segment_id));
+    m_upsert_activity.bind(++index, static_cast<std::int64_t>(key.process_id));
+    m_upsert_activity.bind(++index, static_cast<std::int64_t>(key.file_id));
+    m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.events));
+    m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.failed));
+    bind_optional(m_upsert_activity, ++index, totals.rows, totals.rows != totals.events);
+    m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.first_id));
+    m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.last_id));
+    for (int op = 0; op < op_count; ++op) {
+      m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.count[op]));
+      if (activity_columns[op].bytes) m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.bytes[op]));
+    }
+    m_upsert_activity.exec();
+    m_upsert_activity.reset();
+  }
+}
+
+void EventWriter::write_segments() {
+  for (const Segment& segment : m_touched) {
+    if (segment.events == 0) continue;
+    m_upsert_segment.bind(1, static_cast<std::int64_t>(segment.id));
+    m_upsert_segment.bind(2, static_cast<std::int64_t>(segment.hour));
+    m_upsert_segment.bind(3, static_cast<std::int64_t>(segment.first_id));
+    m_upsert_segment.bind(4, static_cast<std::int64_t>(segment.last_id));
+    m_upsert_segment.bind(5, static_cast<std::int64_t>(segment.min_time));
+    m_upsert_segment.bind(6, static_cast<std::int64_t>(segment.max_time));
+    m_upsert_segment.bind(7, static_cast<std::int64_t>(segment.events));
+    m_upsert_segment.exec();
+    m_upsert_segment.reset();
+  }
+}
+
+void EventWriter::write_minutes() {
+  for (const MinuteTotals& minute : m_minutes) {
+    for (int op = 0; op < op_count; ++op) {
+      if (minute.count[op] == 0) continue;
+      m_upsert_minute.bind(1, minute.minute);
+      m_upsert_minute.bind(2, op);
+      m_upsert_minute.bind(3, minute.count[op]);
+      m_upsert_minute.bind(4, minute.bytes[op]);
+      m_upsert_minute.exec();
+      m_upsert_minute.reset();
+    }
+  }
+}
+
+void EventWriter::forget_batch(const Position& before) {
+  // Nothing of the batch is in the database: forget what it changed in memory.
+  m_last_event_id = before.last_event_id;
+  m_segment = before.segment;
+  m_last_segment_id = before.last_segment_id;
+  m_first_event_time = before.first_event_time;
+  m_last_event_time = before.last_event_time;
+  // Files and processes inserted by the batch were rolled back with it.
+  std::fill(m_file_ids.begin(), m_file_ids.end(), 0);
+  std::fill(m_process_ids.begin(), m_process_ids.end(), 0);
+  m_pending_count = 0;
+  m_insert_event.tryReset();
+  m_insert_events.tryReset();
+  m_upsert_activity.tryReset();
+  m_upsert_segment.tryReset();
+  m_upsert_minute.tryReset();
 }
 
 void EventWriter::save_run_counters(const RunStats& stats, std::uint64_t written, std::uint64_t excluded,

@@ -144,6 +144,25 @@ class EventWriter {
   std::pair<std::string, std::string> file_columns(const std::string& name) const;
   std::int64_t lookup_or_insert_process(const ProcessInfo& info);
 
+  // The parts of write_batch, in order, inside its transaction.
+  struct BatchCounts {
+    std::uint64_t written = 0, excluded = 0, unresolved = 0;  // events
+  };
+  // Inserts the batch's event rows (and its names and processes) and adds
+  // the events up in m_activity, m_touched and m_minutes.
+  BatchCounts insert_events(const std::vector<FileEvent>& batch);
+  void write_activity();  // m_activity into activity
+  void write_segments();  // m_touched into segments
+  void write_minutes();   // m_minutes into minute_totals
+  // Where the writer stood before a batch; a batch that failed puts it back.
+  struct Position {
+    std::int64_t last_event_id;
+    Segment segment;
+    std::int64_t last_segment_id;
+    std::int64_t first_event_time, last_event_time;
+  };
+  void forget_batch(const Position& before);
+
   // Inserts the rows in m_pending.
   void insert_pending();
   void add_to_segment(std::int64_t id, std::int64_t time);
