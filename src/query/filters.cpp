@@ -299,195 +299,225 @@ Op parse_op_argument(const std::string& value) {
   return op_argument("--op", value);
 }
 
-std::string filter_ctes(const QueryFilters& filters) {
+namespace {
+
+// The filters as SQL conditions on activity rows (a), hourly totals (h) and
+// events (e), and the join that finds the window's activity rows.
+struct FilterConditions {
+  std::string on_activity, on_totals, on_events;
+  std::string located;
+};
+
+FilterConditions filter_conditions(const QueryFilters& filters) {
+  FilterConditions c;
   // --user: a glob over the account, as over a path (user alone matches DOMAIN\\user).
   const std::string picked_processes = std::string("(SELECT process_id FROM processes WHERE 1") +
                                        (filters.process ? " AND process_match(:process, pid, image)" : "") +
                                        (filters.user ? " AND path_match(:user, user)" : "") + ")";
   const std::string picked_files = "(SELECT file_id FROM files WHERE path_match(:path, coalesce(path, nt_path)))";
-  // The same filters on activity rows (a) and on events (e).
-  std::string on_activity, on_totals, on_events;
   if (filters.by_process()) {
-    on_activity += " AND a.process_id IN " + picked_processes;
-    on_totals += " AND h.process_id IN " + picked_processes;
-    on_events += " AND e.process_id IN " + picked_processes;
+    c.on_activity += " AND a.process_id IN " + picked_processes;
+    c.on_totals += " AND h.process_id IN " + picked_processes;
+    c.on_events += " AND e.process_id IN " + picked_processes;
   }
   if (filters.path) {
-    on_activity += " AND a.file_id IN " + picked_files;
-    on_totals += " AND h.file_id IN " + picked_files;
-    on_events += " AND e.file_id IN " + picked_files;
+    c.on_activity += " AND a.file_id IN " + picked_files;
+    c.on_totals += " AND h.file_id IN " + picked_files;
+    c.on_events += " AND e.file_id IN " + picked_files;
   }
   if (filters.failed_only) {
-    on_activity += " AND a.failed > 0";
-    on_totals += " AND h.failed > 0";
-    on_events += " AND e.status IS NOT NULL";
+    c.on_activity += " AND a.failed > 0";
+    c.on_totals += " AND h.failed > 0";
+    c.on_events += " AND e.status IS NOT NULL";
   }
-  on_events += " AND coalesce(e.ts, e.id) BETWEEN b.lo AND b.hi" + op_condition(filters);
+  c.on_events += " AND coalesce(e.ts, e.id) BETWEEN b.lo AND b.hi" + op_condition(filters);
   // Activity rows of the window's segments that pass the filters. CROSS JOIN
   // fixes the join order SQLite would otherwise guess: with a path, start from
   // the few files through activity_by_file; without, or when the glob
   // matches many files, walk the window's segments along activity's key.
-  const std::string located = filters.path && !filters.broad_path
-                                  ? "activity a CROSS JOIN window_segments w ON w.segment_id = a.segment_id"
-                                  : "window_segments w CROSS JOIN activity a ON a.segment_id = w.segment_id";
-  const std::string event_columns =
-      "e.id, coalesce(e.ts, e.id), e.process_id, e.tid, e.op, e.file_id, e.offset, e.size, coalesce(e.count, 1), "
-      "CASE WHEN e.count > 1 THEN coalesce(e.end_offset, e.offset + e.size) END, e.status";
-  const std::string event_names = "(id, time, process_id, tid, op, file_id, offset, size, count, end_offset, status)";
+  c.located = filters.path && !filters.broad_path
+                  ? "activity a CROSS JOIN window_segments w ON w.segment_id = a.segment_id"
+                  : "window_segments w CROSS JOIN activity a ON a.segment_id = w.segment_id";
+  return c;
+}
 
+const std::string event_columns =
+    "e.id, coalesce(e.ts, e.id), e.process_id, e.tid, e.op, e.file_id, e.offset, e.size, coalesce(e.count, 1), "
+    "CASE WHEN e.count > 1 THEN coalesce(e.end_offset, e.offset + e.size) END, e.status";
+const std::string event_names = "(id, time, process_id, tid, op, file_id, offset, size, count, end_offset, status)";
+
+// bounds and window_segments: the window, and the segments it touches.
+std::string window_ctes() {
+  return "bounds(lo, hi) AS (SELECT coalesce(:since, -9223372036854775807), coalesce(:until, 9223372036854775807)),\n"
+         // inside: a kept segment wholly in the window, whose activity rows count
+         // its events; pruned: a segment whose events are gone, and whose activity
+         // rows count, like hour_totals, for every hour the window touches.
+         "window_segments(segment_id, hour, first_id, last_id, min_time, max_time, events, inside, pruned, whole) AS "
+         "(\n"
+         "  SELECT s.segment_id, s.hour, s.first_id, s.last_id, s.min_time, s.max_time, s.events,\n"
+         "         s.pruned IS NULL AND s.min_time >= b.lo AND s.max_time <= b.hi, s.pruned IS NOT NULL,\n"
+         "         s.pruned IS NOT NULL OR (s.min_time >= b.lo AND s.max_time <= b.hi)\n"
+         "  FROM segments s, bounds b\n"
+         "  WHERE s.max_time >= b.lo AND s.min_time <= b.hi AND s.pruned IS NULL\n"
+         "     OR s.pruned IS NOT NULL AND s.hour BETWEEN coalesce(:first_hour, -9223372036854775807)"
+         " AND coalesce(:last_hour, 9223372036854775807)),\n";
+}
+
+// windowed_events, newest_events and oldest_events with a process, path or
+// --failed pick: through the id ranges of the matching activity rows,
+// overlapping ones merged, so that each event is read at most once however
+// many rows point at it.
+std::string located_event_ctes(const QueryFilters& filters, const FilterConditions& c) {
   std::string sql =
-      "bounds(lo, hi) AS (SELECT coalesce(:since, -9223372036854775807), coalesce(:until, 9223372036854775807)),\n"
-      // inside: a kept segment wholly in the window, whose activity rows count
-      // its events; pruned: a segment whose events are gone, and whose activity
-      // rows count, like hour_totals, for every hour the window touches.
-      "window_segments(segment_id, hour, first_id, last_id, min_time, max_time, events, inside, pruned, whole) AS (\n"
-      "  SELECT s.segment_id, s.hour, s.first_id, s.last_id, s.min_time, s.max_time, s.events,\n"
-      "         s.pruned IS NULL AND s.min_time >= b.lo AND s.max_time <= b.hi, s.pruned IS NOT NULL,\n"
-      "         s.pruned IS NOT NULL OR (s.min_time >= b.lo AND s.max_time <= b.hi)\n"
-      "  FROM segments s, bounds b\n"
-      "  WHERE s.max_time >= b.lo AND s.min_time <= b.hi AND s.pruned IS NULL\n"
-      "     OR s.pruned IS NOT NULL AND s.hour BETWEEN coalesce(:first_hour, -9223372036854775807)"
-      " AND coalesce(:last_hour, 9223372036854775807)),\n";
-  if (filters.by_process() || filters.path || filters.failed_only) {
-    // The id ranges of the matching activity rows, overlapping ones merged, so
-    // that each event is read at most once however many rows point at it.
-    sql +=
-        "located_rows(first_id, last_id, min_time, max_time, events) AS (\n"
-        "  SELECT a.first_id, a.last_id, w.min_time, w.max_time,\n"
-        "         CASE WHEN w.inside THEN " +
-        activity_rows(filters, "a.") +
-        " ELSE 0 END\n"
-        "  FROM " +
-        located + " WHERE NOT w.pruned" + on_activity +
-        "),\n"
-        "located_ranges(first_id, last_id, island) AS (\n"
-        "  SELECT first_id, last_id, sum(starts) OVER (ORDER BY first_id ROWS UNBOUNDED PRECEDING) FROM (\n"
-        "    SELECT first_id, last_id,\n"
-        "           coalesce(first_id > max(last_id) OVER (ORDER BY first_id ROWS BETWEEN UNBOUNDED PRECEDING"
-        " AND 1 PRECEDING), 1) AS starts\n"
-        "    FROM located_rows)),\n"
-        "event_ranges(first_id, last_id) AS (\n"
-        "  SELECT min(first_id), max(last_id) FROM located_ranges GROUP BY island),\n"
-        "windowed_events" +
-        event_names +
-        " AS (\n"
-        "  SELECT " +
-        event_columns +
-        "\n"
-        "  FROM event_ranges r CROSS JOIN events e ON e.id BETWEEN r.first_id AND r.last_id, bounds b\n"
-        "  WHERE 1" +
-        on_events +
-        "),\n"
-        // The newest-first listings need only the last few ranges: counting the
-        // located rows of segments wholly inside the window from the newest,
-        // the first that reach :limit events hold that many matching events,
-        // so the newest :limit all lie at or above the lowest id among them.
-        "newest_bound(id) AS (\n"
-        "  SELECT CASE WHEN (SELECT sum(events) FROM located_rows) >= coalesce(:limit, 50) THEN min(first_id)\n"
-        "              ELSE -9223372036854775807 END\n"
-        "  FROM (SELECT first_id, sum(events) OVER (ORDER BY last_id DESC ROWS UNBOUNDED PRECEDING) - events AS newer\n"
-        "        FROM located_rows WHERE events > 0)\n"
-        "  WHERE newer < coalesce(:limit, 50)),\n"
-        "newest_events" +
-        event_names +
-        " AS (\n"
-        "  SELECT " +
-        event_columns +
-        "\n"
-        "  FROM newest_bound n CROSS JOIN event_ranges r CROSS JOIN events e\n"
-        "       ON e.id BETWEEN max(r.first_id, n.id) AND r.last_id, bounds b\n"
-        "  WHERE r.last_id >= n.id" +
-        on_events +
-        "),\n"
-        // And the oldest-first ones only the first: the located rows taken by
-        // the latest time of their segment, as many as reach :limit events, end
-        // by a time before which the first :limit events all lie, and only rows
-        // of segments starting before it can hold them.
-        "oldest_bound(time, last_id) AS (\n"
-        "  SELECT u.time, (SELECT max(last_id) FROM located_rows WHERE min_time <= u.time) FROM (\n"
-        "    SELECT coalesce(min(max_time), 9223372036854775807) AS time FROM (\n"
-        "      SELECT max_time, sum(events) OVER (ORDER BY max_time ROWS UNBOUNDED PRECEDING) AS up_to\n"
-        "      FROM located_rows WHERE events > 0)\n"
-        "    WHERE up_to >= coalesce(:limit, 1000)) AS u),\n"
-        "oldest_events" +
-        event_names +
-        " AS (\n"
-        "  SELECT " +
-        event_columns +
-        "\n"
-        "  FROM oldest_bound o CROSS JOIN event_ranges r CROSS JOIN events e\n"
-        "       ON e.id BETWEEN r.first_id AND min(r.last_id, o.last_id), bounds b\n"
-        "  WHERE r.first_id <= o.last_id AND coalesce(e.ts, e.id) <= o.time" +
-        on_events + "),\n";
-  } else {
-    sql += "windowed_events" + event_names +
-           " AS (\n"
-           "  SELECT " +
-           event_columns +
-           "\n"
-           "  FROM events e, bounds b\n"
-           "  WHERE e.id BETWEEN (SELECT min(first_id) FROM window_segments) AND (SELECT max(last_id) FROM "
-           "window_segments)" +
-           on_events +
-           "),\n"
-           "newest_events AS (SELECT * FROM windowed_events),\n"
-           // The oldest-first listings without a pick need only the first
-           // segments: those wholly inside the window, taken by their latest
-           // time, that reach :limit events end by a time before which at least
-           // that many events lie; no event after it can be among the first
-           // :limit, and only segments starting before it hold the rest.
-           // (Segments count every operation: with --op there is no such bound.)
-           + (filters.ops.empty() && !filters.failed_only
-                  ? "oldest_bound(time) AS (\n"
-                    "  SELECT coalesce(min(max_time), 9223372036854775807) FROM (\n"
-                    "    SELECT max_time, sum(events) OVER (ORDER BY max_time ROWS UNBOUNDED PRECEDING) AS up_to\n"
-                    "    FROM window_segments WHERE inside)\n"
-                    "  WHERE up_to >= coalesce(:limit, 1000)),\n"
-                  : "oldest_bound(time) AS (SELECT 9223372036854775807),\n") +
-           "oldest_events" + event_names +
-           " AS (\n"
-           "  SELECT " +
-           event_columns +
-           "\n"
-           "  FROM events e, bounds b, oldest_bound o\n"
-           "  WHERE e.id BETWEEN (SELECT min(first_id) FROM window_segments)"
-           " AND (SELECT max(last_id) FROM window_segments, oldest_bound o WHERE min_time <= o.time)\n"
-           "    AND coalesce(e.ts, e.id) <= o.time" +
-           on_events + "),\n";
-  }
-  // Inside the window the activity rows count (and those of pruned segments
-  // in the hours it touches); at its edges (at most the two
-  // segments it cuts through) each matching event is a row of its own, which
-  // is cheaper than grouping them, and the same once a report adds them up.
-  sql +=
-      "windowed_activity AS (\n"
-      "  SELECT a.segment_id, w.hour, a.process_id, a.file_id, " +
-      activity_select_list(filters, "a.") +
-      "\n"
+      "located_rows(first_id, last_id, min_time, max_time, events) AS (\n"
+      "  SELECT a.first_id, a.last_id, w.min_time, w.max_time,\n"
+      "         CASE WHEN w.inside THEN " +
+      activity_rows(filters, "a.") +
+      " ELSE 0 END\n"
       "  FROM " +
-      located +
+      c.located + " WHERE NOT w.pruned" + c.on_activity +
+      "),\n"
+      "located_ranges(first_id, last_id, island) AS (\n"
+      "  SELECT first_id, last_id, sum(starts) OVER (ORDER BY first_id ROWS UNBOUNDED PRECEDING) FROM (\n"
+      "    SELECT first_id, last_id,\n"
+      "           coalesce(first_id > max(last_id) OVER (ORDER BY first_id ROWS BETWEEN UNBOUNDED PRECEDING"
+      " AND 1 PRECEDING), 1) AS starts\n"
+      "    FROM located_rows)),\n"
+      "event_ranges(first_id, last_id) AS (\n"
+      "  SELECT min(first_id), max(last_id) FROM located_ranges GROUP BY island),\n"
+      "windowed_events" +
+      event_names +
+      " AS (\n"
+      "  SELECT " +
+      event_columns +
       "\n"
-      "  WHERE w.whole" +
-      on_activity +
+      "  FROM event_ranges r CROSS JOIN events e ON e.id BETWEEN r.first_id AND r.last_id, bounds b\n"
+      "  WHERE 1" +
+      c.on_events +
+      "),\n"
+      // The newest-first listings need only the last few ranges: counting the
+      // c.located rows of segments wholly inside the window from the newest,
+      // the first that reach :limit events hold that many matching events,
+      // so the newest :limit all lie at or above the lowest id among them.
+      "newest_bound(id) AS (\n"
+      "  SELECT CASE WHEN (SELECT sum(events) FROM located_rows) >= coalesce(:limit, 50) THEN min(first_id)\n"
+      "              ELSE -9223372036854775807 END\n"
+      "  FROM (SELECT first_id, sum(events) OVER (ORDER BY last_id DESC ROWS UNBOUNDED PRECEDING) - events AS newer\n"
+      "        FROM located_rows WHERE events > 0)\n"
+      "  WHERE newer < coalesce(:limit, 50)),\n"
+      "newest_events" +
+      event_names +
+      " AS (\n"
+      "  SELECT " +
+      event_columns +
       "\n"
-      "  UNION ALL\n"
-      "  SELECT w.segment_id, w.hour, e.process_id, e.file_id, " +
-      counted_select_list(filters) +
+      "  FROM newest_bound n CROSS JOIN event_ranges r CROSS JOIN events e\n"
+      "       ON e.id BETWEEN max(r.first_id, n.id) AND r.last_id, bounds b\n"
+      "  WHERE r.last_id >= n.id" +
+      c.on_events +
+      "),\n"
+      // And the oldest-first ones only the first: the c.located rows taken by
+      // the latest time of their segment, as many as reach :limit events, end
+      // by a time before which the first :limit events all lie, and only rows
+      // of segments starting before it can hold them.
+      "oldest_bound(time, last_id) AS (\n"
+      "  SELECT u.time, (SELECT max(last_id) FROM located_rows WHERE min_time <= u.time) FROM (\n"
+      "    SELECT coalesce(min(max_time), 9223372036854775807) AS time FROM (\n"
+      "      SELECT max_time, sum(events) OVER (ORDER BY max_time ROWS UNBOUNDED PRECEDING) AS up_to\n"
+      "      FROM located_rows WHERE events > 0)\n"
+      "    WHERE up_to >= coalesce(:limit, 1000)) AS u),\n"
+      "oldest_events" +
+      event_names +
+      " AS (\n"
+      "  SELECT " +
+      event_columns +
       "\n"
-      "  FROM window_segments w CROSS JOIN events e ON e.id BETWEEN w.first_id AND w.last_id, bounds b\n"
-      "  WHERE NOT w.whole" +
-      on_events +
+      "  FROM oldest_bound o CROSS JOIN event_ranges r CROSS JOIN events e\n"
+      "       ON e.id BETWEEN r.first_id AND min(r.last_id, o.last_id), bounds b\n"
+      "  WHERE r.first_id <= o.last_id AND coalesce(e.ts, e.id) <= o.time" +
+      c.on_events + "),\n";
+  return sql;
+}
+
+// The same without a pick: the window's events in id order.
+std::string scanned_event_ctes(const QueryFilters& filters, const FilterConditions& c) {
+  std::string sql =
+      "windowed_events" + event_names +
+      " AS (\n"
+      "  SELECT " +
+      event_columns +
       "\n"
-      // Events pruned from busy hours live on as hourly totals: every hour the
-      // window touches (those of pruned segments alone in their hour, above).
-      "  UNION ALL\n"
-      "  SELECT NULL, h.hour, h.process_id, h.file_id, " +
-      activity_select_list(filters, "h.") +
+      "  FROM events e, bounds b\n"
+      "  WHERE e.id BETWEEN (SELECT min(first_id) FROM window_segments) AND (SELECT max(last_id) FROM "
+      "window_segments)" +
+      c.on_events +
+      "),\n"
+      "newest_events AS (SELECT * FROM windowed_events),\n"
+      // The oldest-first listings without a pick need only the first
+      // segments: those wholly inside the window, taken by their latest
+      // time, that reach :limit events end by a time before which at least
+      // that many events lie; no event after it can be among the first
+      // :limit, and only segments starting before it hold the rest.
+      // (Segments count every operation: with --op there is no such bound.)
+      + (filters.ops.empty() && !filters.failed_only
+             ? "oldest_bound(time) AS (\n"
+               "  SELECT coalesce(min(max_time), 9223372036854775807) FROM (\n"
+               "    SELECT max_time, sum(events) OVER (ORDER BY max_time ROWS UNBOUNDED PRECEDING) AS up_to\n"
+               "    FROM window_segments WHERE inside)\n"
+               "  WHERE up_to >= coalesce(:limit, 1000)),\n"
+             : "oldest_bound(time) AS (SELECT 9223372036854775807),\n") +
+      "oldest_events" + event_names +
+      " AS (\n"
+      "  SELECT " +
+      event_columns +
       "\n"
-      "  FROM hour_totals h\n"
-      "  WHERE h.hour BETWEEN coalesce(:first_hour, -9223372036854775807) AND coalesce(:last_hour, "
-      "9223372036854775807)" +
-      on_totals + "),\n" + windowed_minutes(filters) + ",\n";
+      "  FROM events e, bounds b, oldest_bound o\n"
+      "  WHERE e.id BETWEEN (SELECT min(first_id) FROM window_segments)"
+      " AND (SELECT max(last_id) FROM window_segments, oldest_bound o WHERE min_time <= o.time)\n"
+      "    AND coalesce(e.ts, e.id) <= o.time" +
+      c.on_events + "),\n";
+  return sql;
+}
+
+// windowed_activity (per segment or hour, process and file) and windowed_minutes.
+// Inside the window the activity rows count (and those of pruned segments in
+// the hours it touches); at its edges (at most the two segments it cuts
+// through) each matching event is a row of its own, which is cheaper than
+// grouping them, and the same once a report adds them up.
+std::string activity_ctes(const QueryFilters& filters, const FilterConditions& c) {
+  return "windowed_activity AS (\n"
+         "  SELECT a.segment_id, w.hour, a.process_id, a.file_id, " +
+         activity_select_list(filters, "a.") +
+         "\n"
+         "  FROM " +
+         c.located +
+         "\n"
+         "  WHERE w.whole" +
+         c.on_activity +
+         "\n"
+         "  UNION ALL\n"
+         "  SELECT w.segment_id, w.hour, e.process_id, e.file_id, " +
+         counted_select_list(filters) +
+         "\n"
+         "  FROM window_segments w CROSS JOIN events e ON e.id BETWEEN w.first_id AND w.last_id, bounds b\n"
+         "  WHERE NOT w.whole" +
+         c.on_events +
+         "\n"
+         // Events pruned from busy hours live on as hourly totals: every hour the
+         // window touches (those of pruned segments alone in their hour, above).
+         "  UNION ALL\n"
+         "  SELECT NULL, h.hour, h.process_id, h.file_id, " +
+         activity_select_list(filters, "h.") +
+         "\n"
+         "  FROM hour_totals h\n"
+         "  WHERE h.hour BETWEEN coalesce(:first_hour, -9223372036854775807) AND coalesce(:last_hour, "
+         "9223372036854775807)" +
+         c.on_totals + "),\n" + windowed_minutes(filters) + ",\n";
+}
+
+// windowed_op_totals and windowed_ops: per operation, and per hour and operation.
+std::string operation_ctes(const QueryFilters& filters) {
+  std::string sql;
   // Per operation: without a process or path the minute totals hold them
   // (a few thousand rows a day); with one, the matching activity rows.
   if ((filters.by_process() || filters.path) && !filters.failed_only)
@@ -503,6 +533,15 @@ std::string filter_ctes(const QueryFilters& filters) {
         "  SELECT minute / 3600000000000 - (minute < 0 AND minute % 3600000000000 <> 0), op, sum(events), sum(bytes)\n"
         "  FROM windowed_minutes GROUP BY 1, 2)";
   return sql;
+}
+
+}  // namespace
+
+std::string filter_ctes(const QueryFilters& filters) {
+  const FilterConditions c = filter_conditions(filters);
+  const bool picked = filters.by_process() || filters.path || filters.failed_only;
+  return window_ctes() + (picked ? located_event_ctes(filters, c) : scanned_event_ctes(filters, c)) +
+         activity_ctes(filters, c) + operation_ctes(filters);
 }
 
 namespace {
