@@ -90,9 +90,16 @@ std::uint64_t database_bytes(const std::string& path) {
 // and on Linux workloads).
 constexpr long default_coalesce_ms = 100;
 
-}  // namespace
+// What collect was asked to do.
+struct CollectRequest {
+  std::string db_path;
+  CollectionOptions collection;
+  RecordFilter filter;
+  bool quiet = false;
+  std::unique_ptr<EventSource> source;
+};
 
-int collect_command(int argc, const char* const* argv) {
+cxxopts::Options collect_options() {
   cxxopts::Options options("etwaudit collect",
                            "Record file activity into a database until the source ends, "
                            "Ctrl+C/SIGTERM, or --duration.");
@@ -129,11 +136,14 @@ int collect_command(int argc, const char* const* argv) {
     ("h,help", "show this help");
   // clang-format on
   add_live_source_options(options);
-  const auto parsed = parse_options(options, argc, argv);
-  if (!parsed) return 0;
-  const cxxopts::ParseResult& args = *parsed;
+  return options;
+}
 
-  CollectionOptions collection;
+// The command line as a request; throws UsageError (or Error, for a source
+// that cannot start) before anything is written.
+CollectRequest parse_collect(const cxxopts::ParseResult& args) {
+  CollectRequest request;
+  CollectionOptions& collection = request.collection;
   collection.batch.max_events = args["batch-size"].as<std::size_t>();
   if (collection.batch.max_events == 0) throw UsageError("--batch-size must be at least 1");
   long flush_ms = args["flush-ms"].as<long>();
@@ -154,25 +164,65 @@ int collect_command(int argc, const char* const* argv) {
   if (on_error != "stop" && on_error != "skip")
     throw UsageError("--on-error must be stop or skip, not '" + on_error + "'");
 
-  const std::string db_path = args["db"].as<std::string>();
-  RecordFilter filter = record_filter(args);
+  request.db_path = args["db"].as<std::string>();
+  request.filter = record_filter(args);
+  request.quiet = args.count("quiet") > 0;
   LiveSourceRequest live;
-  live.database_path = db_path;
+  live.database_path = request.db_path;
   live.own_pid = current_pid();
-  live.ops = filter.ops;
-  auto source = make_source(args, std::move(live));
+  live.ops = request.filter.ops;
+  request.source = make_source(args, std::move(live));
+  return request;
+}
+
+// What the run did, on stderr.
+void print_summary(SQLite::Database& db, std::int64_t run_id, const std::string& description,
+                   const std::string& db_path, const RunStats& stats, const CollectionResult& result, double seconds) {
+  char elapsed[32];
+  std::snprintf(elapsed, sizeof elapsed, "%.1f s", seconds);
+  // Names can arrive after the events (ETW): the run record has the count after back-fill.
+  std::uint64_t unresolved = stats.unresolved;
+  try {
+    SQLite::Statement run(db, "SELECT unresolved FROM collector_runs WHERE run_id = ?");
+    run.bind(1, run_id);
+    if (run.executeStep()) unresolved = static_cast<std::uint64_t>(run.getColumn(0).getInt64());
+  } catch (const std::exception&) {
+    // the database failed during the run: the run's own count stands
+  }
+  std::cerr << "etwaudit collect: run " << run_id << " from " << description << " ended after " << elapsed << ": "
+            << result.exit_reason << "\n"
+            << "  received " << with_thousands(stats.received) << ", written " << with_thousands(stats.written)
+            << ", dropped " << with_thousands(stats.dropped) << ", lost by source " << with_thousands(stats.lost)
+            << ", excluded " << with_thousands(stats.excluded) << ", unresolved " << with_thousands(unresolved)
+            << ", bad input " << with_thousands(stats.bad_input) << "\n";
+  if (description == "etw")
+    std::cerr << "  names of files open before the start, from the kernel's rundown: "
+              << with_thousands(stats.rundown_names) << "\n";
+  std::cerr << "  database " << db_path << " (" << human_bytes(database_bytes(db_path)) << ")\n";
+  if (result.pruned.segments > 0) {
+    char longest[32];
+    std::snprintf(longest, sizeof longest, "%.1f ms", result.pruned.longest_transaction.count() / 1000.0);
+    std::cerr << "  pruned " << with_thousands(result.pruned.events) << " old events in "
+              << with_thousands(result.pruned.transactions) << " transactions (the longest " << longest << ")\n";
+  }
+}
+
+int run_collect(CollectRequest& request) {
+  const std::string& db_path = request.db_path;
+  CollectionOptions& collection = request.collection;
+  EventSource& source = *request.source;
   WriteDatabase database(db_path);
   Catalog catalog;
   RunStats stats;
-  EventWriter writer(database.db(), catalog,
-                     SelfExclusion::for_database(db_path, source->is_live() ? current_pid() : 0), source->device_map());
-  writer.set_filter(std::move(filter));
-  writer.begin_run(source->description(), host_name(), current_pid(), source->is_live());
+  EventWriter writer(database.db(), catalog, SelfExclusion::for_database(db_path, source.is_live() ? current_pid() : 0),
+                     source.device_map());
+  writer.set_filter(std::move(request.filter));
+  writer.begin_run(source.description(), host_name(), current_pid(), source.is_live());
   if (collection.retention.enabled()) Pruner(database.db()).record_policy(collection.retention);
 
   install_stop_handlers();
   collection.stop_requested = stop_requested;
-  const bool show_status = !args.count("quiet") && stderr_is_terminal();
+  const bool show_status = !request.quiet && stderr_is_terminal();
   std::uint64_t last_received = 0;
   if (show_status) {
     collection.on_progress = [&](const RunStats& s) {
@@ -187,38 +237,22 @@ int collect_command(int argc, const char* const* argv) {
     std::cerr << (show_status ? "\r\033[K" : "") << "etwaudit collect: warning: " << warning << std::endl;
   };
   const auto started = std::chrono::steady_clock::now();
-  CollectionResult result = run_collection(*source, catalog, writer, stats, collection);
+  CollectionResult result = run_collection(source, catalog, writer, stats, collection);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (show_status) std::cerr << "\r\033[K";
 
-  char elapsed[32];
-  std::snprintf(elapsed, sizeof elapsed, "%.1f s", seconds);
-  // Names can arrive after the events (ETW): the run record has the count after back-fill.
-  std::uint64_t unresolved = stats.unresolved;
-  try {
-    SQLite::Statement run(database.db(), "SELECT unresolved FROM collector_runs WHERE run_id = ?");
-    run.bind(1, writer.run_id());
-    if (run.executeStep()) unresolved = static_cast<std::uint64_t>(run.getColumn(0).getInt64());
-  } catch (const std::exception&) {
-    // the database failed during the run: the run's own count stands
-  }
-  std::cerr << "etwaudit collect: run " << writer.run_id() << " from " << source->description() << " ended after "
-            << elapsed << ": " << result.exit_reason << "\n"
-            << "  received " << with_thousands(stats.received) << ", written " << with_thousands(stats.written)
-            << ", dropped " << with_thousands(stats.dropped) << ", lost by source " << with_thousands(stats.lost)
-            << ", excluded " << with_thousands(stats.excluded) << ", unresolved " << with_thousands(unresolved)
-            << ", bad input " << with_thousands(stats.bad_input) << "\n";
-  if (source->description() == "etw")
-    std::cerr << "  names of files open before the start, from the kernel's rundown: "
-              << with_thousands(stats.rundown_names) << "\n";
-  std::cerr << "  database " << db_path << " (" << human_bytes(database_bytes(db_path)) << ")\n";
-  if (result.pruned.segments > 0) {
-    char longest[32];
-    std::snprintf(longest, sizeof longest, "%.1f ms", result.pruned.longest_transaction.count() / 1000.0);
-    std::cerr << "  pruned " << with_thousands(result.pruned.events) << " old events in "
-              << with_thousands(result.pruned.transactions) << " transactions (the longest " << longest << ")\n";
-  }
+  print_summary(database.db(), writer.run_id(), source.description(), db_path, stats, result, seconds);
   return result.failed ? 1 : 0;
+}
+
+}  // namespace
+
+int collect_command(int argc, const char* const* argv) {
+  cxxopts::Options options = collect_options();
+  const auto parsed = parse_options(options, argc, argv);
+  if (!parsed) return 0;
+  CollectRequest request = parse_collect(*parsed);
+  return run_collect(request);
 }
 
 }  // namespace etwaudit

@@ -67,9 +67,17 @@ void print_summary(std::ostream& out, const std::string& file, const CollectionR
   out << "\n";
 }
 
-}  // namespace
+// What import was asked to do.
+struct ImportRequest {
+  std::string db_path;
+  std::vector<std::string> files;
+  DeviceMap device_map;
+  OnBadInput on_bad_input = OnBadInput::stop;
+  bool force = false;
+  bool quiet = false;
+};
 
-int import_command(int argc, const char* const* argv) {
+cxxopts::Options import_options() {
   cxxopts::Options options("etwaudit import",
                            "Read .etl trace files (wpr, xperf, PerfView, logman, etwaudit) into a database: their "
                            "file, disk and process events, with names completed from the trace's rundown.");
@@ -90,74 +98,99 @@ int import_command(int argc, const char* const* argv) {
   // clang-format on
   options.parse_positional({"files"});
   options.positional_help("TRACE.etl [TRACE.etl ...]");
-  const auto parsed = parse_options(options, argc, argv);
-  if (!parsed) return 0;
-  const cxxopts::ParseResult& args = *parsed;
+  return options;
+}
+
+// Checked up front, before the database is touched: a FIFO would block the
+// reader, and a device such as /dev/zero would never end.
+void check_trace_file(const std::string& file) {
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::status(file, error);
+  if (!std::filesystem::exists(status)) {
+    if (error && error != std::errc::no_such_file_or_directory)
+      throw Error("cannot read trace file '" + file + "': " + error.message());
+    throw Error("trace file '" + file + "' does not exist");
+  }
+  if (std::filesystem::is_directory(status)) throw Error("trace file '" + file + "' is a directory");
+  if (!std::filesystem::is_regular_file(status))
+    throw Error("trace file '" + file + "' is not a regular file (a FIFO, device or socket); name an .etl file");
+}
+
+ImportRequest parse_import(const cxxopts::ParseResult& args) {
+  ImportRequest request;
   if (!args.count("files")) throw UsageError("name at least one .etl file");
   const std::string on_error = args["on-error"].as<std::string>();
   if (on_error != "stop" && on_error != "skip")
     throw UsageError("--on-error must be stop or skip, not '" + on_error + "'");
-  DeviceMap device_map;
+  request.on_bad_input = on_error == "skip" ? OnBadInput::skip : OnBadInput::stop;
   if (args.count("device-map"))
-    for (const auto& mapping : args["device-map"].as<std::vector<std::string>>()) device_map.add_mapping(mapping);
-  const auto files = args["files"].as<std::vector<std::string>>();
-  // Checked up front, before the database is touched: a FIFO would block the
-  // reader, and a device such as /dev/zero would never end.
-  for (const auto& file : files) {
-    std::error_code error;
-    const std::filesystem::file_status status = std::filesystem::status(file, error);
-    if (!std::filesystem::exists(status)) {
-      if (error && error != std::errc::no_such_file_or_directory)
-        throw Error("cannot read trace file '" + file + "': " + error.message());
-      throw Error("trace file '" + file + "' does not exist");
-    }
-    if (std::filesystem::is_directory(status)) throw Error("trace file '" + file + "' is a directory");
-    if (!std::filesystem::is_regular_file(status))
-      throw Error("trace file '" + file + "' is not a regular file (a FIFO, device or socket); name an .etl file");
-  }
+    for (const auto& mapping : args["device-map"].as<std::vector<std::string>>())
+      request.device_map.add_mapping(mapping);
+  request.files = args["files"].as<std::vector<std::string>>();
+  for (const auto& file : request.files) check_trace_file(file);
+  request.db_path = args["db"].as<std::string>();
+  request.force = args.count("force") > 0;
+  request.quiet = args.count("quiet") > 0;
+  return request;
+}
 
-  const std::string db_path = args["db"].as<std::string>();
-  WriteDatabase database(db_path);
+// One file into the database as one run; false when the run failed.
+bool import_file(const ImportRequest& request, SQLite::Database& db, const std::string& file,
+                 const std::string& fingerprint, bool show_progress) {
+  Catalog catalog;
+  RunStats stats;
+  EtlSource source(file, request.on_bad_input);
+  EventWriter writer(db, catalog, SelfExclusion::for_database(request.db_path, 0),
+                     request.device_map.empty() ? nullptr : &request.device_map);
+  writer.begin_run(source.description(), std::string(), current_pid(), false, fingerprint);
+  CollectionOptions collection;
+  collection.stop_requested = stop_requested;
+  const auto started = std::chrono::steady_clock::now();
+  if (show_progress) {
+    collection.on_progress = [&](const RunStats&) {
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      const double done = static_cast<double>(source.bytes_done()), total = static_cast<double>(source.bytes_total());
+      const double eta = done > 0 && total > done ? seconds * (total - done) / done : 0;
+      char line[200];
+      std::snprintf(line, sizeof line, "\r\033[K%s: %s of %s, %s records/s, %.0f s left", file.c_str(),
+                    human_bytes(source.bytes_done()).c_str(), human_bytes(source.bytes_total()).c_str(),
+                    with_thousands(static_cast<std::uint64_t>(source.records_done() / seconds)).c_str(), eta);
+      std::cerr << line << std::flush;
+    };
+  }
+  CollectionResult result = run_collection(source, catalog, writer, stats, collection);
+  if (show_progress) std::cerr << "\r\033[K";
+  print_summary(std::cerr, file, result, source, stats, writer.resolved_events());
+  return !result.failed;
+}
+
+int run_import(const ImportRequest& request) {
+  WriteDatabase database(request.db_path);
   install_stop_handlers();
-  const bool show_progress = !args.count("quiet") && stderr_is_terminal();
+  const bool show_progress = !request.quiet && stderr_is_terminal();
   bool failed = false;
-  for (const auto& file : files) {
+  for (const auto& file : request.files) {
     const std::string fingerprint = file_fingerprint(file);
     std::string when;
-    if (const auto run = earlier_import(database.db(), fingerprint, when); run != 0 && !args.count("force")) {
+    if (const auto run = earlier_import(database.db(), fingerprint, when); run != 0 && !request.force) {
       std::cerr << "etwaudit import: " << file << ": already imported as run " << run << " on " << when
                 << " (--force imports it again)\n";
       failed = true;
       continue;
     }
-    Catalog catalog;
-    RunStats stats;
-    EtlSource source(file, on_error == "skip" ? OnBadInput::skip : OnBadInput::stop);
-    EventWriter writer(database.db(), catalog, SelfExclusion::for_database(db_path, 0),
-                       device_map.empty() ? nullptr : &device_map);
-    writer.begin_run(source.description(), std::string(), current_pid(), false, fingerprint);
-    CollectionOptions collection;
-    collection.stop_requested = stop_requested;
-    const auto started = std::chrono::steady_clock::now();
-    if (show_progress) {
-      collection.on_progress = [&](const RunStats&) {
-        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-        const double done = static_cast<double>(source.bytes_done()), total = static_cast<double>(source.bytes_total());
-        const double eta = done > 0 && total > done ? seconds * (total - done) / done : 0;
-        char line[200];
-        std::snprintf(line, sizeof line, "\r\033[K%s: %s of %s, %s records/s, %.0f s left", file.c_str(),
-                      human_bytes(source.bytes_done()).c_str(), human_bytes(source.bytes_total()).c_str(),
-                      with_thousands(static_cast<std::uint64_t>(source.records_done() / seconds)).c_str(), eta);
-        std::cerr << line << std::flush;
-      };
-    }
-    CollectionResult result = run_collection(source, catalog, writer, stats, collection);
-    if (show_progress) std::cerr << "\r\033[K";
-    print_summary(std::cerr, file, result, source, stats, writer.resolved_events());
-    failed = failed || result.failed;
+    if (!import_file(request, database.db(), file, fingerprint, show_progress)) failed = true;
     if (!stop_requested().empty()) break;
   }
   return failed ? 1 : 0;
+}
+
+}  // namespace
+
+int import_command(int argc, const char* const* argv) {
+  cxxopts::Options options = import_options();
+  const auto parsed = parse_options(options, argc, argv);
+  if (!parsed) return 0;
+  return run_import(parse_import(*parsed));
 }
 
 }  // namespace etwaudit

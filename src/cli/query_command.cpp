@@ -79,7 +79,20 @@ void say_what_was_pruned(SQLite::Database& db, const Report& report, const Query
 
 }  // namespace
 
-int query_command(int argc, const char* const* argv) {
+namespace {
+
+// What query was asked to do.
+struct QueryRequest {
+  std::string db_path;
+  QueryFilters filters;
+  Params params;
+  std::vector<ReportSection> statements;
+  const Report* report = nullptr;  // null for --sql and --sql-file
+  OutputFormat format = OutputFormat::table;
+  std::optional<std::string> output;  // a file instead of standard output
+};
+
+cxxopts::Options query_options() {
   cxxopts::Options options("etwaudit query",
                            "Answer questions from an etwaudit database: a canned REPORT (see --list) or your own "
                            "--sql. The database is opened read-only; it can be queried while a collector writes.");
@@ -113,14 +126,10 @@ int query_command(int argc, const char* const* argv) {
   // clang-format on
   options.parse_positional({"report", "argument"});
   options.positional_help("[REPORT [ARGUMENT]]");
-  const auto parsed = parse_options(options, argc, argv, [](std::ostream& out) { list_reports(out); });
-  if (!parsed) return 0;
-  const cxxopts::ParseResult& args = *parsed;
-  if (args.count("list")) {
-    list_reports(std::cout);
-    return 0;
-  }
+  return options;
+}
 
+QueryFilters parse_filters(const cxxopts::ParseResult& args) {
   QueryFilters filters;
   const std::int64_t now = now_ns();
   if (args.count("since")) filters.since = parse_time_argument("--since", args["since"].as<std::string>(), now);
@@ -133,21 +142,18 @@ int query_command(int argc, const char* const* argv) {
   if (args.count("op"))
     for (const auto& name : args["op"].as<std::vector<std::string>>()) filters.ops.push_back(parse_op_argument(name));
   filters.failed_only = args.count("failed") > 0;
-  const OutputFormat format = parse_output_format(args["format"].as<std::string>());
+  return filters;
+}
 
-  Params params;
-  std::optional<long> limit;
-  if (args.count("limit")) {
-    limit = args["limit"].as<long>();
-    if (*limit <= 0) throw UsageError("--limit must be positive");
-  }
-  params["bucket"] = std::to_string(bucket_ns(args["bucket"].as<std::string>()));
-
+// The report, or the SQL and its --param values.
+void parse_statements(const cxxopts::ParseResult& args, QueryRequest& request) {
+  QueryFilters& filters = request.filters;
+  Params& params = request.params;
+  std::vector<ReportSection>& statements = request.statements;
   const int sources = static_cast<int>(args.count("sql") + args.count("sql-file") + args.count("report"));
   if (sources > 1) throw UsageError("give one of a report, --sql or --sql-file");
   if (sources == 0) throw UsageError("name a report (see --list) or give --sql");
 
-  std::vector<ReportSection> statements;
   if (args.count("report")) {
     const std::string name = args["report"].as<std::string>();
     const Report* report = find_report(name);
@@ -167,6 +173,7 @@ int query_command(int argc, const char* const* argv) {
       throw UsageError("--failed with --op works with the reports that list events (file-history, recent): " +
                        report->name + " adds up failed operations of every kind together");
     statements = report->sections;
+    request.report = report;
   } else {
     if (args.count("argument")) throw UsageError("unexpected argument '" + args["argument"].as<std::string>() + "'");
     const std::string sql =
@@ -182,28 +189,61 @@ int query_command(int argc, const char* const* argv) {
       params[assignment.substr(0, equals)] = assignment.substr(equals + 1);
     }
   }
-  if (filters.path) check_glob_argument(args.count("report") ? "path" : "--path", *filters.path);
+}
+
+// The command line as a request; throws UsageError before the database is opened.
+QueryRequest parse_query(const cxxopts::ParseResult& args) {
+  QueryRequest request;
+  request.db_path = args["db"].as<std::string>();
+  request.filters = parse_filters(args);
+  request.format = parse_output_format(args["format"].as<std::string>());
+  if (args.count("output")) request.output = args["output"].as<std::string>();
+  Params& params = request.params;
+  std::optional<long> limit;
+  if (args.count("limit")) {
+    limit = args["limit"].as<long>();
+    if (*limit <= 0) throw UsageError("--limit must be positive");
+  }
+  params["bucket"] = std::to_string(bucket_ns(args["bucket"].as<std::string>()));
+
+  parse_statements(args, request);
+  const QueryFilters& filters = request.filters;
+  if (filters.path) check_glob_argument(request.report ? "path" : "--path", *filters.path);
   if (filters.process) check_glob_argument("--process", *filters.process);
   if (filters.user) check_glob_argument("--user", *filters.user);
   if (limit) params["limit"] = std::to_string(*limit);
+  return request;
+}
 
-  auto db = open_read_only(args["db"].as<std::string>());
+int run_query(const QueryRequest& request) {
+  auto db = open_read_only(request.db_path);
   prepare_read_connection(*db);
-  const std::vector<Table> results = run_statements(*db, statements, filters, params);
-
-  if (args.count("report")) say_what_was_pruned(*db, *find_report(args["report"].as<std::string>()), filters);
+  const std::vector<Table> results = run_statements(*db, request.statements, request.filters, request.params);
+  if (request.report) say_what_was_pruned(*db, *request.report, request.filters);
 
   std::ofstream file;
-  if (args.count("output")) {
-    const std::string path = args["output"].as<std::string>();
-    file.open(path, std::ios::binary | std::ios::trunc);
-    if (!file) throw Error("cannot write '" + path + "': " + std::strerror(errno));
+  if (request.output) {
+    file.open(*request.output, std::ios::binary | std::ios::trunc);
+    if (!file) throw Error("cannot write '" + *request.output + "': " + std::strerror(errno));
   }
-  std::ostream& out = args.count("output") ? file : std::cout;
-  write_results(out, results, format);
+  std::ostream& out = request.output ? file : std::cout;
+  write_results(out, results, request.format);
   out.flush();
   if (!out) throw Error("writing the results failed");
   return 0;
+}
+
+}  // namespace
+
+int query_command(int argc, const char* const* argv) {
+  cxxopts::Options options = query_options();
+  const auto parsed = parse_options(options, argc, argv, [](std::ostream& out) { list_reports(out); });
+  if (!parsed) return 0;
+  if (parsed->count("list")) {
+    list_reports(std::cout);
+    return 0;
+  }
+  return run_query(parse_query(*parsed));
 }
 
 }  // namespace etwaudit
