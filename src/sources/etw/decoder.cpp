@@ -1,14 +1,15 @@
 #include "sources/etw/decoder.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <limits>
 #include <span>
 #include <vector>
 
-#include "core/ascii.h"
 #include "core/text.h"
 #include "core/time_format.h"
+#include "sources/etw/payload.h"
 
 // Payload layouts, from doc/etw-format.md §4 unless said otherwise. P is the
 // record's pointer size (4 or 8); fields are packed without padding (§4.2).
@@ -63,78 +64,6 @@ namespace {
 // Lost_Event class {6a399ae0-4bc6-4de9-870b-3657f8947e7e} (doc/etw-format.md §3.4).
 constexpr Guid lost_event_guid{0x6a399ae0, 0x4bc6, 0x4de9, {0x87, 0x0b, 0x36, 0x57, 0xf8, 0x94, 0x7e, 0x7e}};
 
-constexpr std::uint32_t system_pid = 4;
-
-// Bounds-checked little-endian reads from a record's payload. Each reader
-// returns false, leaving its output alone, when the field does not fit.
-class Payload {
- public:
-  explicit Payload(const RawRecord& record)
-      : m_data(record.payload),
-        m_size(record.payload != nullptr ? record.payload_size : 0),
-        m_pointer_size(record.pointer_size()) {}
-
-  std::size_t size() const { return m_size; }
-  std::size_t pointer_size() const { return m_pointer_size; }
-  bool has(std::size_t offset, std::size_t bytes) const { return offset <= m_size && bytes <= m_size - offset; }
-
-  bool u8(std::size_t offset, std::uint8_t& value) const {
-    if (!has(offset, 1)) return false;
-    value = m_data[offset];
-    return true;
-  }
-  bool u32(std::size_t offset, std::uint32_t& value) const {
-    if (!has(offset, 4)) return false;
-    value = static_cast<std::uint32_t>(little_endian(offset, 4));
-    return true;
-  }
-  bool u64(std::size_t offset, std::uint64_t& value) const {
-    if (!has(offset, 8)) return false;
-    value = little_endian(offset, 8);
-    return true;
-  }
-  bool pointer(std::size_t offset, std::uint64_t& value) const {
-    if (!has(offset, m_pointer_size)) return false;
-    value = little_endian(offset, m_pointer_size);
-    return true;
-  }
-  // The NUL-terminated UTF-16LE string at offset: text is its bytes without
-  // the terminator, end the offset after the terminator.
-  bool utf16(std::size_t offset, std::span<const std::uint8_t>& text, std::size_t& end) const {
-    if (offset > m_size) return false;
-    for (std::size_t at = offset; at + 2 <= m_size; at += 2) {
-      if (m_data[at] == 0 && m_data[at + 1] == 0) {
-        text = {m_data + offset, at - offset};
-        end = at + 2;
-        return true;
-      }
-    }
-    return false;
-  }
-  // The NUL-terminated 8-bit string at offset, likewise.
-  bool ansi(std::size_t offset, std::span<const std::uint8_t>& text, std::size_t& end) const {
-    for (std::size_t at = offset; at < m_size; ++at) {
-      if (m_data[at] == 0) {
-        text = {m_data + offset, at - offset};
-        end = at + 1;
-        return true;
-      }
-    }
-    return false;
-  }
-
- private:
-  std::uint64_t little_endian(std::size_t offset, std::size_t bytes) const {
-    std::uint64_t value = 0;
-    for (std::size_t i = bytes; i-- > 0;) value = value << 8 | m_data[offset + i];
-    return value;
-  }
-
-  const std::uint8_t* m_data;  // the payload
-  std::size_t m_size;          // bytes at m_data
-  std::size_t m_pointer_size;  // 4 or 8, from the record's header
-};
-
 // FileIo opcodes (doc/etw-format.md §4.4).
 namespace file_io {
 constexpr std::uint8_t name = 0, file_create = 32, file_delete = 35, file_rundown = 36, create = 64, cleanup = 65,
@@ -180,6 +109,7 @@ namespace {
 
 using decoder_detail::Action;
 using decoder_detail::FileLayout;
+using decoder_detail::Payload;
 
 // The fields of an operation event.
 struct FileFields {
@@ -199,6 +129,79 @@ constexpr FileLayout simple_layout{false, 2, 0, false};
 constexpr FileLayout info_layout{false, 3, 1, false};
 constexpr FileLayout dir_enum_layout{false, 2, 3, true};
 constexpr FileLayout path_layout{false, 3, 1, true};
+
+// What each FileIo opcode or Kernel-File event id that is a file operation
+// is: where its fields are, what it does, and the operation it delivers.
+struct FileOperation {
+  bool known = false;
+  FileLayout layout;
+  Action action = Action::count_only;
+  Op op = Op::read;
+  bool v3_only = false;         // FileIo path events exist from v3 on
+  bool v1_extra_flags = false;  // Kernel-File Read/Write v1 add ExtraFlags
+};
+
+struct FileOperationEntry {
+  std::uint16_t code;  // opcode or event id
+  FileOperation operation;
+};
+
+// A table indexed by code from a list of entries.
+template <std::size_t N>
+constexpr std::array<FileOperation, 128> by_code(const FileOperationEntry (&entries)[N]) {
+  std::array<FileOperation, 128> table{};
+  for (const FileOperationEntry& entry : entries) {
+    table[entry.code] = entry.operation;
+    table[entry.code].known = true;
+  }
+  return table;
+}
+
+constexpr FileOperationEntry file_io_list[] = {
+    {file_io::create, {true, create_layout, Action::open, Op::open}},
+    {file_io::cleanup, {true, simple_layout, Action::deliver, Op::cleanup}},
+    {file_io::close, {true, simple_layout, Action::close, Op::close}},
+    {file_io::read, {true, read_write_layout, Action::deliver, Op::read}},
+    {file_io::write, {true, read_write_layout, Action::deliver, Op::write}},
+    {file_io::set_info, {true, info_layout, Action::deliver, Op::set_info}},
+    {file_io::remove, {true, info_layout, Action::remove, Op::remove}},
+    {file_io::rename, {true, info_layout, Action::rename, Op::rename}},
+    {file_io::flush, {true, simple_layout, Action::deliver, Op::flush}},
+    {file_io::dir_enum, {true, dir_enum_layout, Action::count_only, Op::read}},
+    {file_io::dir_notify, {true, dir_enum_layout, Action::count_only, Op::read}},
+    {file_io::query_info, {true, info_layout, Action::count_only, Op::read}},
+    {file_io::fs_control, {true, info_layout, Action::count_only, Op::read}},
+    {file_io::delete_path, {true, path_layout, Action::delete_path, Op::remove, true}},
+    {file_io::rename_path, {true, path_layout, Action::rename_path, Op::rename, true}},
+    {file_io::set_link_path, {true, path_layout, Action::count_only, Op::read, true}},
+};
+constexpr std::array<FileOperation, 128> file_io_operations = by_code(file_io_list);
+
+constexpr FileOperationEntry kernel_file_list[] = {
+    {kernel_file::create, {true, create_layout, Action::open, Op::open}},
+    {kernel_file::create_new_file, {true, create_layout, Action::open, Op::create}},
+    {kernel_file::cleanup, {true, simple_layout, Action::deliver, Op::cleanup}},
+    {kernel_file::close, {true, simple_layout, Action::close, Op::close}},
+    {kernel_file::read, {true, read_write_layout, Action::deliver, Op::read, false, true}},
+    {kernel_file::write, {true, read_write_layout, Action::deliver, Op::write, false, true}},
+    {kernel_file::set_information, {true, info_layout, Action::deliver, Op::set_info}},
+    {kernel_file::set_delete, {true, info_layout, Action::remove, Op::remove}},
+    {kernel_file::rename, {true, info_layout, Action::rename, Op::rename}},
+    {kernel_file::rename29, {true, info_layout, Action::rename, Op::rename}},
+    {kernel_file::flush, {true, simple_layout, Action::deliver, Op::flush}},
+    {kernel_file::dir_enum, {true, dir_enum_layout, Action::count_only, Op::read}},
+    {kernel_file::dir_notify, {true, dir_enum_layout, Action::count_only, Op::read}},
+    {kernel_file::query_information, {true, info_layout, Action::count_only, Op::read}},
+    {kernel_file::fsctl, {true, info_layout, Action::count_only, Op::read}},
+    {kernel_file::delete_path, {true, path_layout, Action::delete_path, Op::remove}},
+    {kernel_file::rename_path, {true, path_layout, Action::rename_path, Op::rename}},
+    {kernel_file::set_link_path, {true, path_layout, Action::count_only, Op::read}},
+};
+constexpr std::array<FileOperation, 128> kernel_file_operations = by_code(kernel_file_list);
+
+const FileOperation* find_operation(const std::array<FileOperation, 128>& table, std::uint16_t code) {
+  return code < table.size() && table[code].known ? &table[code] : nullptr;
+}
 
 }  // namespace
 
@@ -248,30 +251,10 @@ void EtwDecoder::decode_file_io(const RawRecord& record) {
     ++m_stats.unknown;
     return;
   }
-  switch (opcode) {
-    case file_io::create: return decode_operation(record, create_layout, Action::open, Op::open);
-    case file_io::cleanup: return decode_operation(record, simple_layout, Action::deliver, Op::cleanup);
-    case file_io::close: return decode_operation(record, simple_layout, Action::close, Op::close);
-    case file_io::read: return decode_operation(record, read_write_layout, Action::deliver, Op::read);
-    case file_io::write: return decode_operation(record, read_write_layout, Action::deliver, Op::write);
-    case file_io::set_info: return decode_operation(record, info_layout, Action::deliver, Op::set_info);
-    case file_io::remove: return decode_operation(record, info_layout, Action::remove, Op::remove);
-    case file_io::rename: return decode_operation(record, info_layout, Action::rename, Op::rename);
-    case file_io::flush: return decode_operation(record, simple_layout, Action::deliver, Op::flush);
-    case file_io::dir_enum:
-    case file_io::dir_notify: return decode_operation(record, dir_enum_layout, Action::count_only, Op::read);
-    case file_io::query_info:
-    case file_io::fs_control: return decode_operation(record, info_layout, Action::count_only, Op::read);
-    case file_io::operation_end: return count_operation_end(record);
-    case file_io::delete_path:
-    case file_io::rename_path:
-    case file_io::set_link_path:
-      if (version != 3) break;
-      if (opcode == file_io::delete_path) return decode_operation(record, path_layout, Action::delete_path, Op::remove);
-      if (opcode == file_io::rename_path) return decode_operation(record, path_layout, Action::rename_path, Op::rename);
-      return decode_operation(record, path_layout, Action::count_only, Op::read);
-    default: break;
-  }
+  if (opcode == file_io::operation_end) return count_operation_end(record);
+  const FileOperation* operation = find_operation(file_io_operations, opcode);
+  if (operation && (!operation->v3_only || version == 3))
+    return decode_operation(record, operation->layout, operation->action, operation->op);
   ++m_stats.unknown;
 }
 
@@ -338,32 +321,17 @@ void EtwDecoder::decode_kernel_file(const RawRecord& record) {
     ++m_stats.unknown;
     return;
   }
-  switch (id) {
-    case kernel_file::name_create: return decode_name(record, false, false);
-    case kernel_file::name_delete: return decode_name(record, true, false);
-    case kernel_file::create: return decode_operation(record, create_layout, Action::open, Op::open);
-    case kernel_file::create_new_file: return decode_operation(record, create_layout, Action::open, Op::create);
-    case kernel_file::cleanup: return decode_operation(record, simple_layout, Action::deliver, Op::cleanup);
-    case kernel_file::close: return decode_operation(record, simple_layout, Action::close, Op::close);
-    case kernel_file::read:
-    case kernel_file::write:
-      return decode_operation(record, version == 0 ? read_write_layout : kernel_file_read_write_v1_layout,
-                              Action::deliver, id == kernel_file::read ? Op::read : Op::write);
-    case kernel_file::set_information: return decode_operation(record, info_layout, Action::deliver, Op::set_info);
-    case kernel_file::set_delete: return decode_operation(record, info_layout, Action::remove, Op::remove);
-    case kernel_file::rename:
-    case kernel_file::rename29: return decode_operation(record, info_layout, Action::rename, Op::rename);
-    case kernel_file::flush: return decode_operation(record, simple_layout, Action::deliver, Op::flush);
-    case kernel_file::dir_enum:
-    case kernel_file::dir_notify: return decode_operation(record, dir_enum_layout, Action::count_only, Op::read);
-    case kernel_file::query_information:
-    case kernel_file::fsctl: return decode_operation(record, info_layout, Action::count_only, Op::read);
-    case kernel_file::operation_end: return count_operation_end(record);
-    case kernel_file::delete_path: return decode_operation(record, path_layout, Action::delete_path, Op::remove);
-    case kernel_file::rename_path: return decode_operation(record, path_layout, Action::rename_path, Op::rename);
-    case kernel_file::set_link_path: return decode_operation(record, path_layout, Action::count_only, Op::read);
-    default: ++m_stats.unknown; return;
+  if (id == kernel_file::name_create || id == kernel_file::name_delete)
+    return decode_name(record, id == kernel_file::name_delete, false);
+  if (id == kernel_file::operation_end) return count_operation_end(record);
+  const FileOperation* operation = find_operation(kernel_file_operations, id);
+  if (!operation) {
+    ++m_stats.unknown;
+    return;
   }
+  const bool extra_flags = operation->v1_extra_flags && version == 1;
+  decode_operation(record, extra_flags ? kernel_file_read_write_v1_layout : operation->layout, operation->action,
+                   operation->op);
 }
 
 void EtwDecoder::decode_name(const RawRecord& record, bool removes, bool rundown) {
@@ -396,13 +364,15 @@ void EtwDecoder::name_key(std::uint64_t key_value, std::string_view name) {
   m_key_names.set(key_value, m_catalog.intern_path(name));
 }
 
-void EtwDecoder::decode_operation(const RawRecord& record, const FileLayout& layout, Action action, Op op) {
+namespace {
+
+// Reads an operation event's fields as layout says (the table at the top);
+// false when the payload is too short for them.
+bool read_file_fields(const RawRecord& record, const FileLayout& layout, FileFields& fields) {
   const Payload payload(record);
   const std::size_t pointer = payload.pointer_size();
   // FileIo v2 and Kernel-File v0 carry the thread in a pointer after the Irp.
   const bool thread_pointer = record.provider == known_guid::file_io ? record.version == 2 : record.version == 0;
-
-  FileFields fields;
   std::size_t at = 0;
   bool ok = true;
   if (layout.byte_offset) {
@@ -430,11 +400,17 @@ void EtwDecoder::decode_operation(const RawRecord& record, const FileLayout& lay
   for (std::size_t i = 0; i < layout.numbers; ++i, at += 4) ok = ok && payload.u32(at, fields.numbers[i]);
   std::size_t end = 0;
   if (layout.name) ok = ok && payload.utf16(at, fields.name, end);
-  if (!ok) {
+  return ok;
+}
+
+}  // namespace
+
+void EtwDecoder::decode_operation(const RawRecord& record, const FileLayout& layout, Action action, Op op) {
+  FileFields fields;
+  if (!read_file_fields(record, layout, fields)) {
     ++m_stats.malformed;
     return;
   }
-
   ++m_stats.file_events;
   const std::uint32_t thread = fields.thread != 0 ? fields.thread : record.tid;
   // The operations whose OperationEnd says something worth waiting for.
@@ -517,208 +493,6 @@ void EtwDecoder::decode_disk_io(const RawRecord& record) {
           static_cast<std::int64_t>(byte_offset), transfer_size);
 }
 
-namespace {
-// A SID's text form (S-1-5-21-...) from its bytes: revision, count, a 48-bit
-// big-endian authority, count little-endian u32 sub-authorities.
-std::string sid_text(std::span<const std::uint8_t> sid) {
-  if (sid.size() < 8 || sid.size() < 8 + 4 * std::size_t{sid[1]}) return {};
-  std::uint64_t authority = 0;
-  for (int i = 2; i < 8; ++i) authority = authority << 8 | sid[i];
-  char number[32];
-  std::snprintf(number, sizeof number, authority >> 32 ? "0x%012llX" : "%llu",
-                static_cast<unsigned long long>(authority));
-  std::string text = "S-" + std::to_string(sid[0]) + "-" + number;
-  for (std::size_t i = 0; i < sid[1]; ++i) {
-    const std::size_t at = 8 + 4 * i;
-    text += "-" + std::to_string(std::uint32_t{sid[at]} | std::uint32_t{sid[at + 1]} << 8 |
-                                 std::uint32_t{sid[at + 2]} << 16 | std::uint32_t{sid[at + 3]} << 24);
-  }
-  return text;
-}
-
-// The accounts every Windows has, named the same everywhere.
-std::string_view well_known_account(std::string_view sid) {
-  if (sid == "S-1-5-18") return "NT AUTHORITY\\SYSTEM";
-  if (sid == "S-1-5-19") return "NT AUTHORITY\\LOCAL SERVICE";
-  if (sid == "S-1-5-20") return "NT AUTHORITY\\NETWORK SERVICE";
-  return {};
-}
-}  // namespace
-
-void EtwDecoder::decode_process(const RawRecord& record) {
-  constexpr std::uint8_t start = 1, end = 2, rundown_end = 4;  // 3 is the rundown start (DCStart)
-  const std::uint8_t version = record.version;
-  if (record.opcode < start || record.opcode > rundown_end || (version != 3 && version != 4)) {
-    ++m_stats.unknown;
-    return;
-  }
-  const Payload payload(record);
-  const std::size_t pointer = payload.pointer_size();
-  const std::size_t sid_at = 2 * pointer + 16 + (version == 4 ? 4 : 0);
-  std::uint32_t pid = 0, sid_low = 0;
-  if (!payload.u32(pointer, pid) || !payload.u32(sid_at, sid_low)) {
-    ++m_stats.malformed;
-    return;
-  }
-  // Where the strings may start after the SID (see the top of the file): an
-  // absent SID shows as 4 zero bytes, a present one as a non-zero pointer.
-  std::size_t candidates[3] = {};
-  std::size_t candidate_count = 0;
-  std::uint64_t sid_pointer = 0;
-  std::uint8_t sub_authorities = 0;
-  bool sid_candidate = false;  // candidates[0] follows a SID
-  if (payload.pointer(sid_at, sid_pointer) && sid_pointer != 0 && payload.has(sid_at + 2 * pointer, 8) &&
-      payload.u8(sid_at + 2 * pointer + 1, sub_authorities)) {
-    candidates[candidate_count++] = sid_at + 2 * pointer + 8 + 4 * std::size_t{sub_authorities};
-    sid_candidate = true;
-  }
-  if (sid_low == 0) {
-    candidates[candidate_count++] = sid_at + 4;
-    if (pointer != 4) candidates[candidate_count++] = sid_at + pointer;
-  }
-  // ImageFileName, CommandLine, and in v4 PackageFullName and ApplicationId,
-  // which end the payload.
-  std::span<const std::uint8_t> image, command_line;
-  bool found = false, with_sid = false;
-  for (std::size_t i = 0; i < candidate_count && !found; ++i) {
-    with_sid = sid_candidate && i == 0;
-    std::span<const std::uint8_t> ignored;
-    std::size_t at = 0;
-    found = payload.ansi(candidates[i], image, at) && payload.utf16(at, command_line, at);
-    if (version == 4) found = found && payload.utf16(at, ignored, at) && payload.utf16(at, ignored, at);
-    // Misreading an absent pointer-sized SID as 4 bytes starts the image at
-    // a zero byte; a process always has an image name.
-    found = found && at == payload.size() && !image.empty();
-  }
-  if (!found) {
-    ++m_stats.malformed;
-    return;
-  }
-  ++m_stats.processes;
-  ProcessInfo info;
-  info.pid = pid;
-  append_utf8_from_ansi(image.data(), image.size(), info.image);
-  append_utf8_from_utf16le(command_line.data(), command_line.size(), info.command_line);
-  payload.u32(pointer + 4, info.parent_pid);  // ParentId: within what was checked above
-  if (with_sid) {
-    std::vector<std::uint8_t> sid(8 + 4 * std::size_t{sub_authorities});
-    for (std::size_t i = 0; i < sid.size(); ++i) payload.u8(sid_at + 2 * pointer + i, sid[i]);
-    const std::string text = sid_text(sid);
-    info.user = well_known_account(text);
-    if (info.user.empty() && m_process_lookup && !text.empty()) info.user = m_process_lookup->account_name(text);
-    if (info.user.empty()) info.user = text;
-  }
-  if (record.opcode == end || record.opcode == rundown_end) {
-    // An end names a process only if nothing else has.
-    if (m_process_ids.find(pid) != nullptr) return;
-    m_process_ids.set(pid, m_catalog.intern_process(info));
-    return;
-  }
-  // The classic events carry no creation time: a Start happens at its own
-  // time, a rundown's start time is unknown unless the system says it.
-  info.start_time = record.opcode == start ? record.time : 0;
-  const std::int64_t created_by = record.opcode == start ? std::numeric_limits<std::int64_t>::max() : record.time;
-  if (look_up_process(pid, created_by, info.image, m_looked_up)) {
-    if (record.opcode != start) info.start_time = m_looked_up.start_time;
-    info.image.swap(m_looked_up.image);
-  }
-  m_process_ids.set(pid, m_catalog.intern_process(info));
-}
-
-void EtwDecoder::decode_kernel_process(const RawRecord& record) {
-  constexpr std::uint16_t process_start = 1, process_stop = 2, thread_start = 3, thread_stop = 4;
-  const Payload payload(record);
-  const std::uint8_t version = record.version;
-  switch (record.event_id) {
-    case process_start: {
-      if (version > 2) break;
-      std::uint32_t pid = 0;
-      std::uint64_t create_time = 0;
-      std::span<const std::uint8_t> image;
-      std::size_t end = 0;
-      bool ok = payload.u32(0, pid) && payload.u64(4, create_time) && payload.utf16(version == 0 ? 20 : 24, image, end);
-      if (version == 2) {
-        // ImageChecksum, TimeDateStamp, PackageFullName, PackageRelativeAppId.
-        std::span<const std::uint8_t> ignored;
-        ok = ok && payload.has(end, 8) && payload.utf16(end + 8, ignored, end) && payload.utf16(end, ignored, end);
-      }
-      if (!ok) {
-        ++m_stats.malformed;
-        return;
-      }
-      ++m_stats.processes;
-      m_image.clear();
-      append_utf8_from_utf16le(image.data(), image.size(), m_image);
-      m_process_ids.set(pid, m_catalog.intern_process(pid, unix_ns_from_filetime(create_time), m_image));
-      return;
-    }
-    case process_stop: {
-      if (version > 1) break;
-      std::uint32_t pid = 0;
-      std::uint64_t create_time = 0;
-      std::span<const std::uint8_t> image;
-      std::size_t end = 0;
-      if (!payload.u32(0, pid) || !payload.u64(4, create_time) || !payload.ansi(version == 0 ? 48 : 76, image, end)) {
-        ++m_stats.malformed;
-        return;
-      }
-      ++m_stats.processes;
-      if (m_process_ids.find(pid) != nullptr) return;
-      m_image.clear();
-      append_utf8_from_ansi(image.data(), image.size(), m_image);
-      m_process_ids.set(pid, m_catalog.intern_process(pid, unix_ns_from_filetime(create_time), m_image));
-      return;
-    }
-    case thread_start:
-    case thread_stop: {
-      if (version > 1) break;
-      // Seven pointers follow the ids; v1 adds SubProcessTag, and its stop CycleTime.
-      const std::size_t fixed = 8 + 7 * payload.pointer_size() + (version == 1 ? 4 : 0) +
-                                (version == 1 && record.event_id == thread_stop ? 8 : 0);
-      std::uint32_t pid = 0, tid = 0;
-      if (!payload.has(0, fixed) || !payload.u32(0, pid) || !payload.u32(4, tid)) {
-        ++m_stats.malformed;
-        return;
-      }
-      ++m_stats.threads;
-      m_thread_processes.set(tid, pid);
-      return;
-    }
-    default: break;
-  }
-  ++m_stats.unknown;
-}
-
-void EtwDecoder::decode_thread(const RawRecord& record) {
-  constexpr std::uint8_t start = 1, end = 2, rundown_end = 4;
-  const std::uint8_t version = record.version;
-  if (record.opcode < start || record.opcode > rundown_end || version > 4) {
-    ++m_stats.unknown;
-    return;
-  }
-  const Payload payload(record);
-  const std::size_t pointer = payload.pointer_size();
-  // The fixed size of each version's layout.
-  std::size_t fixed = 8;
-  if (version == 1 && record.opcode != end) fixed = 8 + 6 * pointer + 1;
-  if (version == 2) fixed = 8 + 7 * pointer + 4;
-  if (version >= 3) fixed = 8 + 7 * pointer + 8;
-  std::uint32_t first = 0, second = 0;
-  std::span<const std::uint8_t> name;
-  std::size_t name_end = 0;
-  bool ok = payload.has(0, fixed) && payload.u32(0, first) && payload.u32(4, second);
-  if (version == 4) ok = ok && payload.utf16(fixed, name, name_end);
-  if (!ok) {
-    ++m_stats.malformed;
-    return;
-  }
-  ++m_stats.threads;
-  // v0 has the thread first, later versions the process.
-  const std::uint32_t pid = version == 0 ? second : first;
-  const std::uint32_t tid = version == 0 ? first : second;
-  m_thread_processes.set(tid, pid);
-}
-
 void EtwDecoder::decode_lost_event(const RawRecord& record) {
   constexpr std::uint8_t lost_event = 32, lost_buffer = 33, lost_file = 34;
   if (record.opcode == lost_event || record.opcode == lost_buffer || record.opcode == lost_file) {
@@ -752,56 +526,6 @@ bool EtwDecoder::fold_into_partner(std::uint64_t irp, std::uint64_t file_object,
   m_recent[m_recent_next] = RecentOperation{irp, file_object, op, from_path_event};
   m_recent_next = (m_recent_next + 1) % m_recent.size();
   return false;
-}
-
-bool EtwDecoder::look_up_process(std::uint32_t pid, std::int64_t seen_at, std::string_view short_image,
-                                 ProcessInfo& info) {
-  if (m_process_lookup == nullptr || pid == 0 || pid == system_pid || pid == RawRecord::unknown_id) return false;
-  info = ProcessInfo{};
-  if (!m_process_lookup->lookup(pid, info) || info.start_time == 0 || info.start_time > seen_at || info.image.empty())
-    return false;
-  if (!short_image.empty()) {
-    // ImageFileName is the start of the image's file name, cut at 15 bytes.
-    const std::size_t slash = info.image.find_last_of("\\/");
-    const std::string_view file_name = std::string_view(info.image).substr(slash == std::string::npos ? 0 : slash + 1);
-    if (!starts_with_ignoring_ascii_case(file_name, short_image)) return false;
-  }
-  ++m_stats.looked_up;
-  return true;
-}
-
-std::uint32_t EtwDecoder::process_for_pid(std::uint32_t pid, std::int64_t seen_at) {
-  if (const std::uint32_t* process = m_process_ids.find(pid)) return *process;
-  const std::uint32_t process =
-      look_up_process(pid, seen_at, {}, m_looked_up)
-          ? m_catalog.intern_process(pid, m_looked_up.start_time, m_looked_up.image, m_looked_up.command_line)
-          : m_catalog.intern_process(pid, 0, {});
-  m_process_ids.set(pid, process);
-  return process;
-}
-
-std::uint32_t EtwDecoder::event_process(std::uint32_t pid, std::uint32_t thread, std::int64_t seen_at) {
-  if (pid == RawRecord::unknown_id || pid == 0 || pid == system_pid) {
-    if (thread != RawRecord::unknown_id && thread != 0) {
-      if (const std::uint32_t* owner = m_thread_processes.find(thread)) {
-        pid = *owner;
-      } else if (pid == RawRecord::unknown_id && m_process_lookup) {
-        // A thread that started before the session and no rundown named:
-        // ask Windows, once.
-        if (const std::uint32_t owner = m_process_lookup->process_of_thread(thread)) {
-          m_thread_processes.set(thread, owner);
-          pid = owner;
-        }
-      }
-    }
-    // Kernel work logged outside any process (the cache manager's and the
-    // file systems' worker threads) belongs to System; pid 0xFFFFFFFF is no process.
-    if (pid == RawRecord::unknown_id) {
-      pid = system_pid;
-      ++m_stats.system_assumed;
-    }
-  }
-  return process_for_pid(pid, seen_at);
 }
 
 void EtwDecoder::deliver(const RawRecord& record, Op op, std::uint32_t path, std::uint32_t thread, std::int64_t offset,
