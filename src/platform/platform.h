@@ -21,6 +21,13 @@ std::string request_stop(std::uint32_t pid);
 // Whether process pid still runs.
 bool process_alive(std::uint32_t pid);
 
+// Whether names that differ only in ASCII case name the same file (Windows).
+#ifdef _WIN32
+inline constexpr bool file_names_ignore_case = true;
+#else
+inline constexpr bool file_names_ignore_case = false;
+#endif
+
 std::uint32_t current_pid();
 std::string host_name();
 bool stderr_is_terminal();

@@ -8,6 +8,7 @@
 
 #include "core/ascii.h"
 #include "core/time_format.h"
+#include "platform/platform.h"
 #include "store/activity_columns.h"
 
 namespace etwaudit {
@@ -88,9 +89,7 @@ SelfExclusion SelfExclusion::for_database(const std::string& database_path, std:
   std::string absolute = std::filesystem::weakly_canonical(database_path, error).string();
   if (error) absolute = database_path;
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) self.paths.push_back(absolute + suffix);
-#ifdef _WIN32
-  self.ignore_case = true;
-#endif
+  self.ignore_case = file_names_ignore_case;
   return self;
 }
 

@@ -8,6 +8,7 @@
 // uses on Windows). The lock disappears with the process, so a crashed
 // collector never leaves the database locked.
 
+#include <cstdint>
 #include <string>
 
 namespace etwaudit {
@@ -25,11 +26,10 @@ class WriterLock {
   void unlock() noexcept;
 
  private:
-#ifdef _WIN32
-  void* m_handle = nullptr;  // HANDLE of the locked file
-#else
-  int m_fd = -1;  // descriptor holding the flock
-#endif
+  // POSIX: the descriptor holding the flock; Windows: the HANDLE of the
+  // locked file (writer_lock_posix.cpp, writer_lock_win32.cpp).
+  static constexpr std::intptr_t none = -1;
+  std::intptr_t m_native = none;
 };
 
 }  // namespace etwaudit
