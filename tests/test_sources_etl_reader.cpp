@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/raw_record.h"
 #include "core/time_format.h"
 #include "etl_fixtures.h"
 #include "sources/etl/etl_reader.h"
+#include "sources/etw/raw_record.h"
 #include "support/etl_writer.h"
 #include "temp_dir.h"
 

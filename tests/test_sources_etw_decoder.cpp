@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "core/catalog.h"
-#include "core/raw_record.h"
 #include "core/text.h"
 #include "etl_fixtures.h"
 #include "sources/etl/etl_reader.h"
 #include "sources/etw/decoder.h"
 #include "sources/etw/key_table.h"
+#include "sources/etw/raw_record.h"
 #include "support/etw_payloads.h"
 
 using namespace etwaudit;

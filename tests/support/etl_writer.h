@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/raw_record.h"
+#include "sources/etw/raw_record.h"
 
 namespace etwaudit::test {
 

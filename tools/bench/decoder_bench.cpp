@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "core/catalog.h"
-#include "core/raw_record.h"
 #include "sources/etw/decoder.h"
+#include "sources/etw/raw_record.h"
 
 namespace bench {
 namespace {

@@ -20,8 +20,8 @@
 #include <span>
 
 #include "core/error.h"
-#include "core/raw_record.h"
 #include "sources/etl/etl_reader.h"
+#include "sources/etw/raw_record.h"
 
 namespace {
 

@@ -56,7 +56,7 @@
 #include <string>
 #include <vector>
 
-#include "core/raw_record.h"
+#include "sources/etw/raw_record.h"
 
 namespace etwaudit {
 

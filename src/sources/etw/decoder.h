@@ -2,7 +2,7 @@
 // EtwDecoder: turns ETW records into FileEvents, on any OS.
 //
 // Both ETW sources, the live Windows session and the .etl importer, hand each
-// record to decode() as a RawRecord (core/raw_record.h). The decoder
+// record to decode() as a RawRecord (sources/etw/raw_record.h). The decoder
 // dispatches on the provider or kernel event-class GUID first, then on the
 // opcode (classic kernel events) or the event id (manifest events), then on
 // the version, and takes the width of pointer fields from the record's own
@@ -85,8 +85,8 @@
 
 #include "core/catalog.h"
 #include "core/file_event.h"
-#include "core/raw_record.h"
 #include "sources/etw/key_table.h"
+#include "sources/etw/raw_record.h"
 
 namespace etwaudit {
 

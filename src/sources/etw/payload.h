@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <span>
 
-#include "core/raw_record.h"
+#include "sources/etw/raw_record.h"
 
 namespace etwaudit::decoder_detail {
 

@@ -1,7 +1,7 @@
 #pragma once
 // The ETW event callback: ProcessTrace calls it with each EVENT_RECORD, on
 // the consumer thread. It does the least it can: describe the record as the
-// portable RawRecord (core/raw_record.h) and hand it to the handler named in
+// portable RawRecord (sources/etw/raw_record.h) and hand it to the handler named in
 // the record's UserContext, which decodes it and queues what comes out. No
 // allocation, no locks, no exceptions here (doc/etw-format.md §3.5: slow callbacks
 // lose events).
@@ -11,7 +11,7 @@
 #include <evntcons.h>
 // clang-format on
 
-#include "core/raw_record.h"
+#include "sources/etw/raw_record.h"
 
 namespace etwaudit {
 
