@@ -264,6 +264,43 @@ std::int64_t EtlReader::to_unix_ns(std::uint64_t raw_timestamp) const noexcept {
   return add_clamped(m_header.start_time, ticks_to_ns(ticks, m_ticks_per_second));
 }
 
+// Reads a compressed buffer's body_size bytes at file offset + 72 and
+// decompresses them after the header in m_buffer; returns the buffer's
+// uncompressed size (SavedOffset).
+std::size_t EtlReader::read_compressed_body(std::uint64_t offset, std::size_t body_size, std::uint32_t saved_offset) {
+  ++m_counters.compressed_buffers;
+  if (saved_offset < buffer_header_size) {
+    fail("compressed buffer has an uncompressed size (SavedOffset) of " + hex(saved_offset), false);
+  }
+  // Before the logfile header is read (the first buffer), or when it gives
+  // no plausible size, ETW's largest buffer is the limit.
+  const bool header_size_known =
+      m_header.buffer_size >= buffer_header_size && m_header.buffer_size <= max_etw_buffer_size;
+  const std::uint32_t largest = header_size_known ? m_header.buffer_size : max_etw_buffer_size;
+  if (saved_offset > largest) {
+    fail("compressed buffer has an uncompressed size (SavedOffset) of " + hex(saved_offset) + ", more than " +
+             (header_size_known ? "the trace's buffer size " : "an ETW buffer can hold, ") + hex(largest),
+         false);
+  }
+  if (m_compressed.size() < body_size) m_compressed.resize(body_size);
+  read_at(offset + buffer_header_size, m_compressed.data(), body_size);
+  if (m_buffer.size() < saved_offset) m_buffer.resize(saved_offset);
+  const std::size_t expected = saved_offset - buffer_header_size;
+  std::size_t produced;
+  try {
+    produced = xpress_decompress(m_compressed.data(), body_size, m_buffer.data() + buffer_header_size, expected);
+  } catch (const Error& error) {
+    fail(error.what(), false);
+  }
+  if (produced != expected) {
+    fail("compressed body decompresses to " + std::to_string(produced) + " bytes, SavedOffset says " +
+             std::to_string(expected),
+         false);
+  }
+  m_counters.bytes_decompressed += produced;
+  return saved_offset;
+}
+
 bool EtlReader::load_next_buffer() {
   if (m_at_end) return false;
   m_filled = 0;
@@ -318,43 +355,12 @@ bool EtlReader::load_next_buffer() {
       (buffer_flag & flag_proc_index) ? load<std::uint16_t>(header + client_context_at) : header[client_context_at];
 
   const std::size_t body_size = buffer_size - buffer_header_size;
-  std::size_t capacity;
+  std::size_t capacity = buffer_size;
   if (buffer_flag & flag_compressed) {
-    ++m_counters.compressed_buffers;
-    if (saved_offset < buffer_header_size) {
-      fail("compressed buffer has an uncompressed size (SavedOffset) of " + hex(saved_offset), false);
-    }
-    // Before the logfile header is read (the first buffer), or when it gives
-    // no plausible size, ETW's largest buffer is the limit.
-    const bool header_size_known =
-        m_header.buffer_size >= buffer_header_size && m_header.buffer_size <= max_etw_buffer_size;
-    const std::uint32_t largest = header_size_known ? m_header.buffer_size : max_etw_buffer_size;
-    if (saved_offset > largest) {
-      fail("compressed buffer has an uncompressed size (SavedOffset) of " + hex(saved_offset) + ", more than " +
-               (header_size_known ? "the trace's buffer size " : "an ETW buffer can hold, ") + hex(largest),
-           false);
-    }
-    if (m_compressed.size() < body_size) m_compressed.resize(body_size);
-    read_at(offset + buffer_header_size, m_compressed.data(), body_size);
-    if (m_buffer.size() < saved_offset) m_buffer.resize(saved_offset);
-    const std::size_t expected = saved_offset - buffer_header_size;
-    std::size_t produced;
-    try {
-      produced = xpress_decompress(m_compressed.data(), body_size, m_buffer.data() + buffer_header_size, expected);
-    } catch (const Error& error) {
-      fail(error.what(), false);
-    }
-    if (produced != expected) {
-      fail("compressed body decompresses to " + std::to_string(produced) + " bytes, SavedOffset says " +
-               std::to_string(expected),
-           false);
-    }
-    m_counters.bytes_decompressed += produced;
-    capacity = saved_offset;
+    capacity = read_compressed_body(offset, body_size, saved_offset);
   } else {
     if (m_buffer.size() < buffer_size) m_buffer.resize(buffer_size);
     read_at(offset + buffer_header_size, m_buffer.data() + buffer_header_size, body_size);
-    capacity = buffer_size;
   }
   if (filled < buffer_header_size || filled > capacity) {
     fail("Offset (bytes filled) " + hex(filled) + " lies outside the buffer's " + hex(capacity) + " bytes", false);

@@ -147,6 +147,7 @@ class EtlReader {
 
  private:
   bool load_next_buffer();
+  std::size_t read_compressed_body(std::uint64_t offset, std::size_t body_size, std::uint32_t saved_offset);
   // Copies count bytes at file offset at into into; fails fatally when they are not all there.
   void read_at(std::uint64_t at, std::uint8_t* into, std::size_t count);
   // Checks the size and reads the logfile header; the constructors' common part.
