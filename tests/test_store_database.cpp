@@ -3,9 +3,11 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "core/error.h"
 #include "core/file_event.h"
+#include "store/activity_columns.h"
 #include "store/database.h"
 #include "store/database_files.h"
 #include "store/embedded_sql.h"
@@ -93,6 +95,26 @@ TEST_CASE("ops table names every Op, as the program names it", "[database]") {
     ++expected;
   }
   CHECK(expected == op_count);
+}
+
+TEST_CASE("activity and hour_totals have a count column per Op and a bytes column where it sums bytes", "[database]") {
+  TempDir dir;
+  WriteDatabase database(dir.file("audit.db"));
+  std::set<std::string> expected;
+  for (const ActivityColumns& column : activity_columns) {
+    expected.insert(column.count);
+    if (column.bytes) expected.insert(column.bytes);
+  }
+  for (const char* table : {"activity", "hour_totals"}) {
+    INFO(table);
+    std::set<std::string> per_op;
+    SQLite::Statement columns(database.db(), std::string("SELECT name FROM pragma_table_info('") + table + "')");
+    while (columns.executeStep()) per_op.insert(columns.getColumn(0).getString());
+    for (const char* other :
+         {"segment_id", "hour", "process_id", "file_id", "events", "failed", "rows", "first_id", "last_id"})
+      per_op.erase(other);
+    CHECK(per_op == expected);
+  }
 }
 
 TEST_CASE("opening an up-to-date database again changes nothing", "[database]") {

@@ -20,15 +20,6 @@ std::string describe(const json& value) {
   return text.size() > 60 ? text.substr(0, 57) + "..." : text;
 }
 
-std::string known_ops() {
-  std::string list;
-  for (int i = 0; i < op_count; ++i) {
-    if (i) list += ", ";
-    list += op_name(static_cast<Op>(i));
-  }
-  return list;
-}
-
 // Reads an unsigned integer field no larger than max; "" or an error message.
 std::string read_unsigned(const json& object, const char* field, std::uint64_t max, std::uint64_t& out) {
   const json& value = object.at(field);
@@ -120,7 +111,7 @@ std::string parse_replay_line(std::string_view line, ReplayRecord& record) {
         if (auto op = op_from_name(name))
           record.event.op = *op;
         else
-          problem = "unknown op '" + name + "' (expected one of: " + known_ops() + ")";
+          problem = "unknown op '" + name + "' (expected one of: " + op_names_list() + ")";
       }
     } else if (key == "path") {
       problem = read_string(object, "path", record.path);
