@@ -17,10 +17,10 @@
 #include "core/file_event.h"
 #include "core/run_stats.h"
 #include "core/time_format.h"
+#include "platform/win32.h"
 #include "sources/live/etw_callback.h"
 #include "sources/live/etw_live_source.h"
 #include "sources/live/etw_processes.h"
-#include "sources/live/etw_win32.h"
 #include "windows_etw_records.h"
 
 using namespace etwaudit;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "platform/win32.h"
 #include "store/database_files.h"
 #include "store/database_files_shared.h"
 
@@ -19,13 +20,6 @@ using database_files_detail::refuse;
 using database_files_detail::side_suffixes;
 
 namespace {
-
-std::wstring to_wide(const std::string& text) {
-  std::wstring wide(MultiByteToWideChar(CP_UTF8, 0, text.c_str(), -1, nullptr, 0), L'\0');
-  MultiByteToWideChar(CP_UTF8, 0, text.c_str(), -1, wide.data(), static_cast<int>(wide.size()));
-  wide.resize(wide.empty() ? 0 : wide.size() - 1);
-  return wide;
-}
 
 std::string windows_message(DWORD code) {
   return std::system_category().message(static_cast<int>(code));

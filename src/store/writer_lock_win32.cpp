@@ -3,6 +3,7 @@
 #include <windows.h>
 
 #include "core/error.h"
+#include "platform/win32.h"
 #include "store/writer_lock.h"
 
 namespace etwaudit {
@@ -14,11 +15,9 @@ constexpr DWORD lock_offset_high = 0x7fff0000;
 
 bool WriterLock::try_lock(const std::string& path) {
   unlock();
-  std::wstring wide(MultiByteToWideChar(CP_UTF8, 0, path.c_str(), -1, nullptr, 0), L'\0');
-  MultiByteToWideChar(CP_UTF8, 0, path.c_str(), -1, wide.data(), static_cast<int>(wide.size()));
-  HANDLE handle =
-      CreateFileW(wide.c_str(), GENERIC_READ | GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
-                  nullptr, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, nullptr);
+  HANDLE handle = CreateFileW(to_wide(path).c_str(), GENERIC_READ | GENERIC_WRITE,
+                              FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr, OPEN_EXISTING,
+                              FILE_ATTRIBUTE_NORMAL, nullptr);
   if (handle == INVALID_HANDLE_VALUE)
     throw Error("cannot open database '" + path + "' to lock it: error " + std::to_string(GetLastError()));
   OVERLAPPED where{};

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "sources/live/etw_win32.h"
+#include "platform/win32.h"
 
 namespace etwaudit {
 

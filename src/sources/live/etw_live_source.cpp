@@ -6,8 +6,8 @@
 
 #include "core/error.h"
 #include "platform/platform.h"
+#include "platform/win32.h"
 #include "sources/live/etw_dos_devices.h"
-#include "sources/live/etw_win32.h"
 #include "sources/live/live_source.h"
 
 namespace etwaudit {

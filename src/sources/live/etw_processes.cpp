@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "core/time_format.h"
-#include "sources/live/etw_win32.h"
+#include "platform/win32.h"
 
 namespace etwaudit {
 namespace {

@@ -16,9 +16,9 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "platform/win32.h"
 #include "sources/live/etw_clock.h"
 #include "sources/live/etw_session.h"
-#include "sources/live/etw_win32.h"
 
 namespace etwaudit {
 namespace {

@@ -1,6 +1,6 @@
 #pragma once
-// Small Win32 helpers shared by the Windows live-source files: text
-// conversion and error messages that name the failing call and its code.
+// Small Win32 helpers for the Windows files of every layer (Windows only):
+// text conversion and error messages that name the failing call and its code.
 
 #include <string>
 #include <string_view>

@@ -1,4 +1,4 @@
-#include "sources/live/etw_win32.h"
+#include "platform/win32.h"
 
 #include <windows.h>
 
