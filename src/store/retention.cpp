@@ -31,6 +31,14 @@ std::string fold_sql() {
          sums;
 }
 
+// A transaction committed: how long it held the write lock.
+void count_transaction(PruneResult& result, std::chrono::steady_clock::time_point started) {
+  const auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+  result.longest_transaction = std::max(result.longest_transaction, took);
+  result.total_time += took;
+  result.transactions += 1;
+}
+
 }  // namespace
 
 StoreSizing sizing_for(const RetentionPolicy& policy) {
@@ -128,13 +136,10 @@ void Pruner::prune_segment(std::int64_t segment_id, PruneResult& result) {
   m_update_retention.exec();
   m_update_retention.reset();
   transaction.commit();
-  const auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
-  result.longest_transaction = std::max(result.longest_transaction, took);
-  result.total_time += took;
+  count_transaction(result, started);
   result.segments += 1;
   result.rows += static_cast<std::uint64_t>(rows);
   result.events += static_cast<std::uint64_t>(events);
-  result.transactions += 1;
 }
 
 bool Pruner::prune_total_hour(PruneResult& result) {
@@ -167,10 +172,7 @@ bool Pruner::prune_total_hour(PruneResult& result) {
     drop.exec();
   }
   transaction.commit();
-  const auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
-  result.longest_transaction = std::max(result.longest_transaction, took);
-  result.total_time += took;
-  result.transactions += 1;
+  count_transaction(result, started);
   result.total_hours += 1;
   return true;
 }
