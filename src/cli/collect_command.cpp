@@ -103,7 +103,6 @@ cxxopts::Options collect_options() {
   cxxopts::Options options("etwaudit collect",
                            "Record file activity into a database until the source ends, "
                            "Ctrl+C/SIGTERM, or --duration.");
-  options.set_width(110);
   // clang-format off
   options.add_options()
     ("source", std::string("where events come from: ") +
@@ -132,8 +131,7 @@ cxxopts::Options collect_options() {
     ("coalesce-ms", "store a process's events of one operation on one file that begin within this many ms as "
                     "one row with a count (0: one row per event)",
       cxxopts::value<long>()->default_value(std::to_string(default_coalesce_ms)))
-    ("quiet", "no status line while collecting")
-    ("h,help", "show this help");
+    ("quiet", "no status line while collecting");
   // clang-format on
   add_live_source_options(options);
   return options;

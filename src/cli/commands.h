@@ -21,7 +21,7 @@ int stop_command(int argc, const char* const* argv);
 }  // namespace etwaudit
 
 namespace etwaudit {
-// Parses a command's options. None when --help was given: the help has been
+// Parses a command's options, adding -h/--help after them. None when --help was given: the help has been
 // printed (then more_help's text), and the command ends with 0. Throws
 // UsageError for an argument the command does not take.
 std::optional<cxxopts::ParseResult> parse_options(cxxopts::Options& options, int argc, const char* const* argv,

@@ -81,7 +81,6 @@ cxxopts::Options import_options() {
   cxxopts::Options options("etwaudit import",
                            "Read .etl trace files (wpr, xperf, PerfView, logman, etwaudit) into a database: their "
                            "file, disk and process events, with names completed from the trace's rundown.");
-  options.set_width(110);
   // clang-format off
   options.add_options()
     ("db", "database to write (created if missing)", cxxopts::value<std::string>()->default_value("audit.db"))
@@ -93,8 +92,7 @@ cxxopts::Options import_options() {
       cxxopts::value<std::string>()->default_value("stop"))
     ("force", "import a file even if this database already holds it")
     ("quiet", "no progress line while importing")
-    ("files", "trace files", cxxopts::value<std::vector<std::string>>())
-    ("h,help", "show this help");
+    ("files", "trace files", cxxopts::value<std::vector<std::string>>());
   // clang-format on
   options.parse_positional({"files"});
   options.positional_help("TRACE.etl [TRACE.etl ...]");

@@ -12,6 +12,8 @@ namespace etwaudit {
 
 std::optional<cxxopts::ParseResult> parse_options(cxxopts::Options& options, int argc, const char* const* argv,
                                                   const std::function<void(std::ostream&)>& more_help) {
+  options.set_width(110);
+  options.add_options()("h,help", "show this help");
   auto args = options.parse(argc, argv);
   if (args.count("help")) {
     std::cout << options.help();

@@ -21,15 +21,13 @@ int prune_command(int argc, const char* const* argv) {
                            "Delete the oldest raw events of a database, whole segments at a time, keeping their "
                            "hourly totals (top-files, top-processes, timeline and summary still count them). Runs "
                            "beside a collector: each small transaction waits for the collector's current batch.");
-  options.set_width(110);
   // clang-format off
   options.add_options()
     ("db", "database to prune", cxxopts::value<std::string>()->default_value("audit.db"))
     ("older-than", "delete events older than this: 30d, 12h", cxxopts::value<std::string>())
     ("max-size", "delete the oldest events until the database uses less than 90 % of this: 500MB, 2GB",
       cxxopts::value<std::string>())
-    ("upgrade", "only bring the database to this etwaudit's schema")
-    ("h,help", "show this help");
+    ("upgrade", "only bring the database to this etwaudit's schema");
   // clang-format on
   const auto parsed = parse_options(options, argc, argv);
   if (!parsed) return 0;

@@ -96,7 +96,6 @@ cxxopts::Options query_options() {
   cxxopts::Options options("etwaudit query",
                            "Answer questions from an etwaudit database: a canned REPORT (see --list) or your own "
                            "--sql. The database is opened read-only; it can be queried while a collector writes.");
-  options.set_width(110);
   // clang-format off
   options.add_options()
     ("db", "database to read", cxxopts::value<std::string>()->default_value("audit.db"))
@@ -121,8 +120,7 @@ cxxopts::Options query_options() {
     ("format", "table, csv, json or jsonl", cxxopts::value<std::string>()->default_value("table"))
     ("output", "write to this file instead of standard output", cxxopts::value<std::string>())
     ("report", "report to run", cxxopts::value<std::string>())
-    ("argument", "the report's argument", cxxopts::value<std::string>())
-    ("h,help", "show this help");
+    ("argument", "the report's argument", cxxopts::value<std::string>());
   // clang-format on
   options.parse_positional({"report", "argument"});
   options.positional_help("[REPORT [ARGUMENT]]");

@@ -52,12 +52,10 @@ int status_command(int argc, const char* const* argv) {
   cxxopts::Options options("etwaudit status",
                            "Show a database's size, the events and long-term totals it keeps, its retention, and "
                            "its last collector run (with a warning when that collector seems to have died).");
-  options.set_width(110);
   // clang-format off
   options.add_options()
     ("db", "database to read", cxxopts::value<std::string>()->default_value("audit.db"))
-    ("format", "table, csv, json or jsonl", cxxopts::value<std::string>()->default_value("table"))
-    ("h,help", "show this help");
+    ("format", "table, csv, json or jsonl", cxxopts::value<std::string>()->default_value("table"));
   // clang-format on
   const auto parsed = parse_options(options, argc, argv);
   if (!parsed) return 0;

@@ -58,12 +58,10 @@ int stop_command(int argc, const char* const* argv) {
                            "Ask the collector writing a database to stop: it drains its queue, commits, closes its "
                            "run record (and on Windows its ETW session, with the names of the kernel's last "
                            "rundown) and exits. Waits until it has.");
-  options.set_width(110);
   // clang-format off
   options.add_options()
     ("db", "the database the collector writes", cxxopts::value<std::string>()->default_value("audit.db"))
-    ("timeout", "how long to wait for it: 60s, 5m", cxxopts::value<std::string>()->default_value("60s"))
-    ("h,help", "show this help");
+    ("timeout", "how long to wait for it: 60s, 5m", cxxopts::value<std::string>()->default_value("60s"));
   // clang-format on
   const auto parsed = parse_options(options, argc, argv);
   if (!parsed) return 0;
