@@ -5,7 +5,9 @@
 #   bash tools/check-format.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-command -v clang-format >/dev/null || { echo "check-format: clang-format is missing (bash tools/setup.sh installs it)" >&2; exit 1; }
+me=check-format
+source tools/lib.sh
+require_tools clang-format
 mapfile -t files < <(find src tests tools/bench tools/fuzz \( -name '*.cpp' -o -name '*.h' \) | sort)
 unformatted=()
 for file in "${files[@]}"; do

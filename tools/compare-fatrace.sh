@@ -14,6 +14,8 @@
 # not, 77 (skipped) without root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+me=compare-fatrace
+source tools/lib.sh
 
 workers=4
 files=250
@@ -29,13 +31,8 @@ while (($#)); do
   shift
 done
 
-if [[ $(id -u) -ne 0 ]]; then
-  echo "compare-fatrace: skipped: fanotify needs root, and this runs as $(id -un)"
-  exit 77
-fi
-for tool in fatrace sqlite3 "$etwaudit"; do
-  command -v "$tool" >/dev/null || { echo "compare-fatrace: $tool is missing (bash tools/setup.sh installs it)" >&2; exit 1; }
-done
+skip_unless_root fanotify
+require_tools fatrace sqlite3 "$etwaudit"
 
 # The workload runs in a folder of its own on the filesystem of the current
 # directory (a local one: /tmp may be tmpfs); both tools watch that filesystem.

@@ -19,6 +19,8 @@
 # event wrongly or fewer than --goal percent (default 95) by executable path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+me=process-naming
+source tools/lib.sh
 
 rounds=500
 load=0
@@ -36,13 +38,8 @@ while (($#)); do
   shift
 done
 
-if [[ $(id -u) -ne 0 ]]; then
-  echo "process-naming: skipped: fanotify needs root, and this runs as $(id -un)"
-  exit 77
-fi
-for tool in sqlite3 python3 "$etwaudit"; do
-  command -v "$tool" >/dev/null || { echo "process-naming: $tool is missing (bash tools/setup.sh installs it)" >&2; exit 1; }
-done
+skip_unless_root fanotify
+require_tools sqlite3 python3 "$etwaudit"
 have_fatrace=0
 command -v fatrace >/dev/null && have_fatrace=1
 

@@ -23,6 +23,8 @@
 # not hold.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+me=reliability
+source tools/lib.sh
 
 quick=0
 only=locks,crash,disk,readers,soak
@@ -38,9 +40,7 @@ while (($#)); do
   esac
   shift
 done
-for tool in sqlite3 python3 "$etwaudit"; do
-  command -v "$tool" >/dev/null || { echo "reliability: $tool is missing (bash tools/setup.sh installs it)" >&2; exit 1; }
-done
+require_tools sqlite3 python3 "$etwaudit"
 is_root=0
 [[ $(id -u) -eq 0 ]] && is_root=1
 
