@@ -9,138 +9,12 @@
 #include "core/error.h"
 #include "core/glob.h"
 #include "core/time_format.h"
+#include "query/read_only_guard.h"
+#include "query/sql_functions.h"
 #include "store/activity_columns.h"
 
 namespace etwaudit {
 namespace {
-
-// ---- SQL functions ---------------------------------------------------------
-
-const char* text_argument(sqlite3_value* value) {
-  return reinterpret_cast<const char*>(sqlite3_value_text(value));
-}
-
-// The whole text of an argument, NUL bytes included ("" for NULL): a pattern
-// is checked and matched as the same bytes.
-std::string_view text_bytes(sqlite3_value* value) {
-  const char* text = text_argument(value);
-  if (!text) return {};
-  return {text, static_cast<std::size_t>(sqlite3_value_bytes(value))};
-}
-
-// What make() compiles from a statement's constant pattern argument, kept by
-// SQLite from row to row. SQLite may drop it at any time (at once, when the
-// argument is not constant), so the row at hand uses the copy in local.
-// nullptr, with the error reported, when make() throws UsageError.
-template <typename T, typename Make>
-const T* compiled_pattern(sqlite3_context* context, std::optional<T>& local, Make make) {
-  if (auto* kept = static_cast<const T*>(sqlite3_get_auxdata(context, 0))) return kept;
-  try {
-    local.emplace(make());
-  } catch (const UsageError& e) {
-    sqlite3_result_error(context, e.what(), -1);
-    return nullptr;
-  }
-  sqlite3_set_auxdata(context, 0, new T(*local), [](void* p) { delete static_cast<T*>(p); });
-  return &*local;
-}
-
-// path_match(pattern, path): 1 when the glob matches, 0 otherwise (or path NULL).
-void path_match(sqlite3_context* context, int, sqlite3_value** argv) {
-  std::optional<PathGlob> local;
-  const PathGlob* glob = compiled_pattern(context, local, [&] {
-    std::string error;
-    auto compiled = PathGlob::compile(text_bytes(argv[0]), error);
-    if (!compiled) throw UsageError("bad pattern: " + error);
-    return std::move(*compiled);
-  });
-  if (!glob) return;
-  const bool has_path = sqlite3_value_type(argv[1]) != SQLITE_NULL;
-  sqlite3_result_int(context, has_path && glob->matches(text_bytes(argv[1])) ? 1 : 0);
-}
-
-// process_match(pattern, pid, image): the pattern as --process takes it, a
-// pid or a glob over the image.
-void process_match(sqlite3_context* context, int, sqlite3_value** argv) {
-  std::optional<ProcessPattern> local;
-  const ProcessPattern* pattern = compiled_pattern(
-      context, local, [&] { return ProcessPattern::parse("bad pattern", std::string(text_bytes(argv[0]))); });
-  if (!pattern) return;
-  const auto pid = static_cast<std::uint32_t>(sqlite3_value_int64(argv[1]));
-  sqlite3_result_int(context, pattern->matches(pid, text_bytes(argv[2])).value_or(false) ? 1 : 0);
-}
-
-// iso_time(ns): "2026-12-02T10:15:30.1234567Z"; NULL stays NULL.
-void iso_time(sqlite3_context* context, int, sqlite3_value** argv) {
-  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
-    sqlite3_result_null(context);
-    return;
-  }
-  std::string text = format_iso8601(sqlite3_value_int64(argv[0]));
-  sqlite3_result_text(context, text.c_str(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
-}
-
-// ---- the read-only guard ---------------------------------------------------
-
-// Pragmas that only read, with or without an argument naming an object.
-constexpr const char* reading_pragmas[] = {
-    "table_info",   "table_xinfo",   "index_list",      "index_info",    "index_xinfo",    "foreign_key_list",
-    "table_list",   "user_version",  "schema_version",  "page_size",     "page_count",     "freelist_count",
-    "journal_mode", "encoding",      "compile_options", "function_list", "pragma_list",    "collation_list",
-    "module_list",  "database_list", "integrity_check", "quick_check",   "application_id", "data_version"};
-// Of those, the ones whose argument names an object (setting the others takes an argument).
-constexpr const char* pragmas_with_object_argument[] = {"table_info",      "table_xinfo", "index_list",
-                                                        "index_info",      "index_xinfo", "foreign_key_list",
-                                                        "integrity_check", "quick_check", "table_list"};
-
-bool in(const char* const* list, std::size_t size, const char* name) {
-  for (std::size_t i = 0; i < size; ++i)
-    if (name && sqlite3_stricmp(list[i], name) == 0) return true;
-  return false;
-}
-
-thread_local std::string g_refusal;  // why the guard refused the last statement
-
-// The first refusal of a statement is the one to report: refusing CREATE TABLE
-// also refuses the INSERT into sqlite_schema that would follow.
-int refuse(std::string what) {
-  if (g_refusal.empty()) g_refusal = std::move(what);
-  return SQLITE_DENY;
-}
-
-int read_only_guard(void*, int action, const char* a, const char* b, const char*, const char*) {
-  auto name = [](const char* text) { return std::string(text ? text : "?"); };
-  switch (action) {
-    case SQLITE_SELECT:
-    case SQLITE_READ:
-    case SQLITE_RECURSIVE: return SQLITE_OK;
-    case SQLITE_FUNCTION:
-      if (b && sqlite3_stricmp(b, "load_extension") == 0) return refuse("load_extension() is refused");
-      return SQLITE_OK;
-    case SQLITE_PRAGMA: {
-      const bool known = in(reading_pragmas, std::size(reading_pragmas), a);
-      const bool object_argument = in(pragmas_with_object_argument, std::size(pragmas_with_object_argument), a);
-      if (known && (!b || object_argument)) return SQLITE_OK;
-      return refuse(b ? "PRAGMA " + name(a) + " = ... changes the database and is refused"
-                      : "PRAGMA " + name(a) + " is refused (only pragmas that read are allowed)");
-    }
-    case SQLITE_INSERT:
-    case SQLITE_UPDATE:
-    case SQLITE_DELETE:
-      // CREATE, DROP and ALTER show up first as changes to the schema table.
-      if (a && (sqlite3_stricmp(a, "sqlite_master") == 0 || sqlite3_stricmp(a, "sqlite_temp_master") == 0))
-        return refuse("statements that change the database are refused (CREATE, DROP, ALTER, ...)");
-      if (action == SQLITE_INSERT) return refuse("INSERT into '" + name(a) + "' is refused");
-      if (action == SQLITE_UPDATE) return refuse("UPDATE of '" + name(a) + "' is refused");
-      return refuse("DELETE from '" + name(a) + "' is refused");
-    // VACUUM (INTO a file, too) shows up as an ATTACH of its copy.
-    case SQLITE_ATTACH: return refuse("ATTACH and VACUUM are refused");
-    case SQLITE_DETACH: return refuse("DETACH is refused");
-    case SQLITE_TRANSACTION:
-    case SQLITE_SAVEPOINT: return refuse("transactions are refused");
-    default: return refuse("statements that change the database are refused (CREATE, DROP, ALTER, ...)");
-  }
-}
 
 // ---- the WITH clause -------------------------------------------------------
 
@@ -590,19 +464,11 @@ void judge_path_breadth(SQLite::Database& db, QueryFilters& filters) {
 }
 
 void prepare_read_connection(SQLite::Database& db) {
-  db.createFunction("path_match", 2, true, nullptr, path_match);
-  db.createFunction("process_match", 3, true, nullptr, process_match);
-  db.createFunction("iso_time", 1, true, nullptr, iso_time);
+  register_sql_functions(db);
   // The reports say how to find events; an index built on the fly over
   // millions of events is never the better plan.
   db.exec("PRAGMA automatic_index = OFF");
-  sqlite3_set_authorizer(db.getHandle(), read_only_guard, nullptr);
-}
-
-std::string take_refusal() {
-  std::string refusal;
-  refusal.swap(g_refusal);
-  return refusal;
+  install_read_only_guard(db);
 }
 
 }  // namespace etwaudit

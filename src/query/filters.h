@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "core/file_event.h"
+#include "query/read_only_guard.h"
 #include "query/report.h"
 
 namespace etwaudit {
@@ -89,12 +90,9 @@ void add_filter_params(const QueryFilters& filters, Params& params);
 // (which needs prepare_read_connection's functions).
 void judge_path_breadth(SQLite::Database& db, QueryFilters& filters);
 
-// Makes db ready for queries: the functions reports use (path_match,
-// process_match, iso_time, op_name) and a guard that refuses anything but
-// reading, with a message that says what was refused.
+// Makes db ready for queries: the functions reports use (sql_functions.h)
+// and a guard that refuses anything but reading, with a message that says
+// what was refused (read_only_guard.h; take_refusal() says why).
 void prepare_read_connection(SQLite::Database& db);
-// Why the guard refused the last statement on this thread (and forgets it);
-// empty when it refused nothing.
-std::string take_refusal();
 
 }  // namespace etwaudit
