@@ -1,6 +1,7 @@
 #pragma once
 // What the program needs from the operating system about processes, signals
-// and the console: one header, POSIX and Windows in platform.cpp.
+// and the console: one header, POSIX in platform_posix.cpp and Windows in
+// platform_win32.cpp.
 
 #include <cstdint>
 #include <string>

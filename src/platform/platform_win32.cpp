@@ -1,29 +1,20 @@
-#include "platform/platform.h"
+// platform.h on Windows: console control events, the named stop event, the process token.
+
+#include <io.h>
+#include <windows.h>
 
 #include <atomic>
 
-#ifdef _WIN32
-#include <io.h>
-#include <windows.h>
+#include "platform/platform.h"
 // clang-format off: sddl.h needs windows.h first.
 #include <sddl.h>
 // clang-format on
-#else
-#include <unistd.h>
-
-#include <cerrno>
-#include <csignal>
-#include <cstring>
-#include <fstream>
-#endif
 
 namespace etwaudit {
 namespace {
 // 0 = keep going; otherwise what asked us to stop (see stop_requested()).
 std::atomic<int> g_stop_reason{0};
 }  // namespace
-
-#ifdef _WIN32
 
 namespace {
 // True in session 0, where services and SYSTEM tasks run, with no user.
@@ -124,70 +115,5 @@ bool is_elevated() {
   CloseHandle(token);
   return elevated;
 }
-
-#else
-
-namespace {
-extern "C" void on_signal(int signal_number) {
-  g_stop_reason = signal_number;
-}
-}  // namespace
-
-void install_stop_handlers() {
-  struct sigaction action {};
-  action.sa_handler = on_signal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGHUP, &action, nullptr);
-}
-
-std::string request_stop(std::uint32_t pid) {
-  // The pid comes from a run record: make sure it is still an etwaudit
-  // before signalling it (where /proc says).
-  std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
-  std::string command;
-  if (comm && std::getline(comm, command) && command.rfind("etwaudit", 0) != 0)
-    return "process " + std::to_string(pid) + " is '" + command + "', no etwaudit collector";
-  if (::kill(static_cast<pid_t>(pid), SIGTERM) == 0) return {};
-  if (errno == ESRCH) return "there is no process " + std::to_string(pid);
-  if (errno == EPERM) return "not allowed to signal process " + std::to_string(pid) + " (run as its user or root)";
-  return "kill(" + std::to_string(pid) + ", SIGTERM) failed: " + std::strerror(errno);
-}
-
-bool process_alive(std::uint32_t pid) {
-  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
-  // A process that has exited but not been waited for yet (state Z) is gone too.
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!stat || !std::getline(stat, line)) return true;
-  const std::size_t state = line.rfind(") ");
-  return state == std::string::npos || state + 2 >= line.size() || (line[state + 2] != 'Z' && line[state + 2] != 'X');
-}
-
-std::string stop_requested() {
-  switch (g_stop_reason.load()) {
-    case 0: return {};
-    case SIGINT: return "SIGINT";
-    case SIGTERM: return "SIGTERM";
-    case SIGHUP: return "SIGHUP";
-    default: return "signal " + std::to_string(g_stop_reason.load());
-  }
-}
-
-std::uint32_t current_pid() {
-  return static_cast<std::uint32_t>(::getpid());
-}
-
-std::string host_name() {
-  char name[256] = {};
-  return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
-}
-
-bool stderr_is_terminal() {
-  return ::isatty(STDERR_FILENO) != 0;
-}
-
-#endif
 
 }  // namespace etwaudit
