@@ -66,7 +66,8 @@ struct PruneResult {
 // is cut back: with the usual 65,536-event segments and 64 MiB WAL, a few MiB
 // of cap (or of disk) would be full before the first segment could go. Under
 // max_bytes a segment holds about a 32nd of the cap (at 64 bytes an event, more
-// than an event row takes) and the WAL is cut back at an 8th of it.
+// than an event row takes) and the WAL is cut back at an 8th of it (at the
+// latest at a 4th: Checkpointer::cut_back).
 struct StoreSizing {
   std::int64_t segment_events = segment_capacity;  // EventWriter::set_segment_capacity
   std::int64_t wal_bytes = wal_size_limit;         // the Checkpointer's wal_limit
