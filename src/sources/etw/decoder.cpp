@@ -133,12 +133,12 @@ constexpr FileLayout path_layout{false, 3, 1, true};
 // What each FileIo opcode or Kernel-File event id that is a file operation
 // is: where its fields are, what it does, and the operation it delivers.
 struct FileOperation {
-  bool known = false;
   FileLayout layout;
   Action action = Action::count_only;
   Op op = Op::read;
   bool v3_only = false;         // FileIo path events exist from v3 on
   bool v1_extra_flags = false;  // Kernel-File Read/Write v1 add ExtraFlags
+  bool known = false;           // set by by_code for the codes listed
 };
 
 struct FileOperationEntry {
@@ -158,44 +158,44 @@ constexpr std::array<FileOperation, 128> by_code(const FileOperationEntry (&entr
 }
 
 constexpr FileOperationEntry file_io_list[] = {
-    {file_io::create, {true, create_layout, Action::open, Op::open}},
-    {file_io::cleanup, {true, simple_layout, Action::deliver, Op::cleanup}},
-    {file_io::close, {true, simple_layout, Action::close, Op::close}},
-    {file_io::read, {true, read_write_layout, Action::deliver, Op::read}},
-    {file_io::write, {true, read_write_layout, Action::deliver, Op::write}},
-    {file_io::set_info, {true, info_layout, Action::deliver, Op::set_info}},
-    {file_io::remove, {true, info_layout, Action::remove, Op::remove}},
-    {file_io::rename, {true, info_layout, Action::rename, Op::rename}},
-    {file_io::flush, {true, simple_layout, Action::deliver, Op::flush}},
-    {file_io::dir_enum, {true, dir_enum_layout, Action::count_only, Op::read}},
-    {file_io::dir_notify, {true, dir_enum_layout, Action::count_only, Op::read}},
-    {file_io::query_info, {true, info_layout, Action::count_only, Op::read}},
-    {file_io::fs_control, {true, info_layout, Action::count_only, Op::read}},
-    {file_io::delete_path, {true, path_layout, Action::delete_path, Op::remove, true}},
-    {file_io::rename_path, {true, path_layout, Action::rename_path, Op::rename, true}},
-    {file_io::set_link_path, {true, path_layout, Action::count_only, Op::read, true}},
+    {file_io::create, {create_layout, Action::open, Op::open}},
+    {file_io::cleanup, {simple_layout, Action::deliver, Op::cleanup}},
+    {file_io::close, {simple_layout, Action::close, Op::close}},
+    {file_io::read, {read_write_layout, Action::deliver, Op::read}},
+    {file_io::write, {read_write_layout, Action::deliver, Op::write}},
+    {file_io::set_info, {info_layout, Action::deliver, Op::set_info}},
+    {file_io::remove, {info_layout, Action::remove, Op::remove}},
+    {file_io::rename, {info_layout, Action::rename, Op::rename}},
+    {file_io::flush, {simple_layout, Action::deliver, Op::flush}},
+    {file_io::dir_enum, {dir_enum_layout, Action::count_only, Op::read}},
+    {file_io::dir_notify, {dir_enum_layout, Action::count_only, Op::read}},
+    {file_io::query_info, {info_layout, Action::count_only, Op::read}},
+    {file_io::fs_control, {info_layout, Action::count_only, Op::read}},
+    {file_io::delete_path, {path_layout, Action::delete_path, Op::remove, true}},
+    {file_io::rename_path, {path_layout, Action::rename_path, Op::rename, true}},
+    {file_io::set_link_path, {path_layout, Action::count_only, Op::read, true}},
 };
 constexpr std::array<FileOperation, 128> file_io_operations = by_code(file_io_list);
 
 constexpr FileOperationEntry kernel_file_list[] = {
-    {kernel_file::create, {true, create_layout, Action::open, Op::open}},
-    {kernel_file::create_new_file, {true, create_layout, Action::open, Op::create}},
-    {kernel_file::cleanup, {true, simple_layout, Action::deliver, Op::cleanup}},
-    {kernel_file::close, {true, simple_layout, Action::close, Op::close}},
-    {kernel_file::read, {true, read_write_layout, Action::deliver, Op::read, false, true}},
-    {kernel_file::write, {true, read_write_layout, Action::deliver, Op::write, false, true}},
-    {kernel_file::set_information, {true, info_layout, Action::deliver, Op::set_info}},
-    {kernel_file::set_delete, {true, info_layout, Action::remove, Op::remove}},
-    {kernel_file::rename, {true, info_layout, Action::rename, Op::rename}},
-    {kernel_file::rename29, {true, info_layout, Action::rename, Op::rename}},
-    {kernel_file::flush, {true, simple_layout, Action::deliver, Op::flush}},
-    {kernel_file::dir_enum, {true, dir_enum_layout, Action::count_only, Op::read}},
-    {kernel_file::dir_notify, {true, dir_enum_layout, Action::count_only, Op::read}},
-    {kernel_file::query_information, {true, info_layout, Action::count_only, Op::read}},
-    {kernel_file::fsctl, {true, info_layout, Action::count_only, Op::read}},
-    {kernel_file::delete_path, {true, path_layout, Action::delete_path, Op::remove}},
-    {kernel_file::rename_path, {true, path_layout, Action::rename_path, Op::rename}},
-    {kernel_file::set_link_path, {true, path_layout, Action::count_only, Op::read}},
+    {kernel_file::create, {create_layout, Action::open, Op::open}},
+    {kernel_file::create_new_file, {create_layout, Action::open, Op::create}},
+    {kernel_file::cleanup, {simple_layout, Action::deliver, Op::cleanup}},
+    {kernel_file::close, {simple_layout, Action::close, Op::close}},
+    {kernel_file::read, {read_write_layout, Action::deliver, Op::read, false, true}},
+    {kernel_file::write, {read_write_layout, Action::deliver, Op::write, false, true}},
+    {kernel_file::set_information, {info_layout, Action::deliver, Op::set_info}},
+    {kernel_file::set_delete, {info_layout, Action::remove, Op::remove}},
+    {kernel_file::rename, {info_layout, Action::rename, Op::rename}},
+    {kernel_file::rename29, {info_layout, Action::rename, Op::rename}},
+    {kernel_file::flush, {simple_layout, Action::deliver, Op::flush}},
+    {kernel_file::dir_enum, {dir_enum_layout, Action::count_only, Op::read}},
+    {kernel_file::dir_notify, {dir_enum_layout, Action::count_only, Op::read}},
+    {kernel_file::query_information, {info_layout, Action::count_only, Op::read}},
+    {kernel_file::fsctl, {info_layout, Action::count_only, Op::read}},
+    {kernel_file::delete_path, {path_layout, Action::delete_path, Op::remove}},
+    {kernel_file::rename_path, {path_layout, Action::rename_path, Op::rename}},
+    {kernel_file::set_link_path, {path_layout, Action::count_only, Op::read}},
 };
 constexpr std::array<FileOperation, 128> kernel_file_operations = by_code(kernel_file_list);
 
