@@ -220,6 +220,12 @@ const std::string event_columns =
     "CASE WHEN e.count > 1 THEN coalesce(e.end_offset, e.offset + e.size) END, e.status";
 const std::string event_names = "(id, time, process_id, tid, op, file_id, offset, size, count, end_offset, status)";
 
+// One of the event CTEs, with the comma that ends it:
+// NAME(the event columns) AS (SELECT them FROM_AND_WHERE),
+std::string event_cte(const std::string& name, const std::string& from_and_where) {
+  return name + event_names + " AS (\n  SELECT " + event_columns + "\n" + from_and_where + "),\n";
+}
+
 // bounds and window_segments: the window, and the segments it touches.
 std::string window_ctes() {
   return "bounds(lo, hi) AS (SELECT coalesce(:since, -9223372036854775807), coalesce(:until, 9223372036854775807)),\n"
@@ -242,115 +248,86 @@ std::string window_ctes() {
 // overlapping ones merged, so that each event is read at most once however
 // many rows point at it.
 std::string located_event_ctes(const QueryFilters& filters, const FilterConditions& c) {
-  std::string sql =
-      "located_rows(first_id, last_id, min_time, max_time, events) AS (\n"
-      "  SELECT a.first_id, a.last_id, w.min_time, w.max_time,\n"
-      "         CASE WHEN w.inside THEN " +
-      activity_rows(filters, "a.") +
-      " ELSE 0 END\n"
-      "  FROM " +
-      c.located + " WHERE NOT w.pruned" + c.on_activity +
-      "),\n"
-      "located_ranges(first_id, last_id, island) AS (\n"
-      "  SELECT first_id, last_id, sum(starts) OVER (ORDER BY first_id ROWS UNBOUNDED PRECEDING) FROM (\n"
-      "    SELECT first_id, last_id,\n"
-      "           coalesce(first_id > max(last_id) OVER (ORDER BY first_id ROWS BETWEEN UNBOUNDED PRECEDING"
-      " AND 1 PRECEDING), 1) AS starts\n"
-      "    FROM located_rows)),\n"
-      "event_ranges(first_id, last_id) AS (\n"
-      "  SELECT min(first_id), max(last_id) FROM located_ranges GROUP BY island),\n"
-      "windowed_events" +
-      event_names +
-      " AS (\n"
-      "  SELECT " +
-      event_columns +
-      "\n"
-      "  FROM event_ranges r CROSS JOIN events e ON e.id BETWEEN r.first_id AND r.last_id, bounds b\n"
-      "  WHERE 1" +
-      c.on_events +
-      "),\n"
-      // The newest-first listings need only the last few ranges: counting the
-      // c.located rows of segments wholly inside the window from the newest,
-      // the first that reach :limit events hold that many matching events,
-      // so the newest :limit all lie at or above the lowest id among them.
-      "newest_bound(id) AS (\n"
-      "  SELECT CASE WHEN (SELECT sum(events) FROM located_rows) >= coalesce(:limit, 50) THEN min(first_id)\n"
-      "              ELSE -9223372036854775807 END\n"
-      "  FROM (SELECT first_id, sum(events) OVER (ORDER BY last_id DESC ROWS UNBOUNDED PRECEDING) - events AS newer\n"
-      "        FROM located_rows WHERE events > 0)\n"
-      "  WHERE newer < coalesce(:limit, 50)),\n"
-      "newest_events" +
-      event_names +
-      " AS (\n"
-      "  SELECT " +
-      event_columns +
-      "\n"
-      "  FROM newest_bound n CROSS JOIN event_ranges r CROSS JOIN events e\n"
-      "       ON e.id BETWEEN max(r.first_id, n.id) AND r.last_id, bounds b\n"
-      "  WHERE r.last_id >= n.id" +
-      c.on_events +
-      "),\n"
-      // And the oldest-first ones only the first: the c.located rows taken by
-      // the latest time of their segment, as many as reach :limit events, end
-      // by a time before which the first :limit events all lie, and only rows
-      // of segments starting before it can hold them.
-      "oldest_bound(time, last_id) AS (\n"
-      "  SELECT u.time, (SELECT max(last_id) FROM located_rows WHERE min_time <= u.time) FROM (\n"
-      "    SELECT coalesce(min(max_time), 9223372036854775807) AS time FROM (\n"
-      "      SELECT max_time, sum(events) OVER (ORDER BY max_time ROWS UNBOUNDED PRECEDING) AS up_to\n"
-      "      FROM located_rows WHERE events > 0)\n"
-      "    WHERE up_to >= coalesce(:limit, 1000)) AS u),\n"
-      "oldest_events" +
-      event_names +
-      " AS (\n"
-      "  SELECT " +
-      event_columns +
-      "\n"
-      "  FROM oldest_bound o CROSS JOIN event_ranges r CROSS JOIN events e\n"
-      "       ON e.id BETWEEN r.first_id AND min(r.last_id, o.last_id), bounds b\n"
-      "  WHERE r.first_id <= o.last_id AND coalesce(e.ts, e.id) <= o.time" +
-      c.on_events + "),\n";
-  return sql;
+  return "located_rows(first_id, last_id, min_time, max_time, events) AS (\n"
+         "  SELECT a.first_id, a.last_id, w.min_time, w.max_time,\n"
+         "         CASE WHEN w.inside THEN " +
+         activity_rows(filters, "a.") +
+         " ELSE 0 END\n"
+         "  FROM " +
+         c.located + " WHERE NOT w.pruned" + c.on_activity +
+         "),\n"
+         "located_ranges(first_id, last_id, island) AS (\n"
+         "  SELECT first_id, last_id, sum(starts) OVER (ORDER BY first_id ROWS UNBOUNDED PRECEDING) FROM (\n"
+         "    SELECT first_id, last_id,\n"
+         "           coalesce(first_id > max(last_id) OVER (ORDER BY first_id ROWS BETWEEN UNBOUNDED PRECEDING"
+         " AND 1 PRECEDING), 1) AS starts\n"
+         "    FROM located_rows)),\n"
+         "event_ranges(first_id, last_id) AS (\n"
+         "  SELECT min(first_id), max(last_id) FROM located_ranges GROUP BY island),\n" +
+         event_cte("windowed_events",
+                   "  FROM event_ranges r CROSS JOIN events e ON e.id BETWEEN r.first_id AND r.last_id, bounds b\n"
+                   "  WHERE 1" +
+                       c.on_events) +
+         // The newest-first listings need only the last few ranges: counting the
+         // located rows of segments wholly inside the window from the newest,
+         // the first that reach :limit events hold that many matching events,
+         // so the newest :limit all lie at or above the lowest id among them.
+         "newest_bound(id) AS (\n"
+         "  SELECT CASE WHEN (SELECT sum(events) FROM located_rows) >= coalesce(:limit, 50) THEN min(first_id)\n"
+         "              ELSE -9223372036854775807 END\n"
+         "  FROM (SELECT first_id, sum(events) OVER (ORDER BY last_id DESC ROWS UNBOUNDED PRECEDING) - events AS "
+         "newer\n"
+         "        FROM located_rows WHERE events > 0)\n"
+         "  WHERE newer < coalesce(:limit, 50)),\n" +
+         event_cte("newest_events",
+                   "  FROM newest_bound n CROSS JOIN event_ranges r CROSS JOIN events e\n"
+                   "       ON e.id BETWEEN max(r.first_id, n.id) AND r.last_id, bounds b\n"
+                   "  WHERE r.last_id >= n.id" +
+                       c.on_events) +
+         // And the oldest-first ones only the first: the located rows taken by
+         // the latest time of their segment, as many as reach :limit events, end
+         // by a time before which the first :limit events all lie, and only rows
+         // of segments starting before it can hold them.
+         "oldest_bound(time, last_id) AS (\n"
+         "  SELECT u.time, (SELECT max(last_id) FROM located_rows WHERE min_time <= u.time) FROM (\n"
+         "    SELECT coalesce(min(max_time), 9223372036854775807) AS time FROM (\n"
+         "      SELECT max_time, sum(events) OVER (ORDER BY max_time ROWS UNBOUNDED PRECEDING) AS up_to\n"
+         "      FROM located_rows WHERE events > 0)\n"
+         "    WHERE up_to >= coalesce(:limit, 1000)) AS u),\n" +
+         event_cte("oldest_events",
+                   "  FROM oldest_bound o CROSS JOIN event_ranges r CROSS JOIN events e\n"
+                   "       ON e.id BETWEEN r.first_id AND min(r.last_id, o.last_id), bounds b\n"
+                   "  WHERE r.first_id <= o.last_id AND coalesce(e.ts, e.id) <= o.time" +
+                       c.on_events);
 }
 
 // The same without a pick: the window's events in id order.
 std::string scanned_event_ctes(const QueryFilters& filters, const FilterConditions& c) {
-  std::string sql =
-      "windowed_events" + event_names +
-      " AS (\n"
-      "  SELECT " +
-      event_columns +
-      "\n"
-      "  FROM events e, bounds b\n"
-      "  WHERE e.id BETWEEN (SELECT min(first_id) FROM window_segments) AND (SELECT max(last_id) FROM "
-      "window_segments)" +
-      c.on_events +
-      "),\n"
-      "newest_events AS (SELECT * FROM windowed_events),\n"
-      // The oldest-first listings without a pick need only the first
-      // segments: those wholly inside the window, taken by their latest
-      // time, that reach :limit events end by a time before which at least
-      // that many events lie; no event after it can be among the first
-      // :limit, and only segments starting before it hold the rest.
-      // (Segments count every operation: with --op there is no such bound.)
-      + (filters.ops.empty() && !filters.failed_only
-             ? "oldest_bound(time) AS (\n"
-               "  SELECT coalesce(min(max_time), 9223372036854775807) FROM (\n"
-               "    SELECT max_time, sum(events) OVER (ORDER BY max_time ROWS UNBOUNDED PRECEDING) AS up_to\n"
-               "    FROM window_segments WHERE inside)\n"
-               "  WHERE up_to >= coalesce(:limit, 1000)),\n"
-             : "oldest_bound(time) AS (SELECT 9223372036854775807),\n") +
-      "oldest_events" + event_names +
-      " AS (\n"
-      "  SELECT " +
-      event_columns +
-      "\n"
-      "  FROM events e, bounds b, oldest_bound o\n"
-      "  WHERE e.id BETWEEN (SELECT min(first_id) FROM window_segments)"
-      " AND (SELECT max(last_id) FROM window_segments, oldest_bound o WHERE min_time <= o.time)\n"
-      "    AND coalesce(e.ts, e.id) <= o.time" +
-      c.on_events + "),\n";
-  return sql;
+  return event_cte("windowed_events",
+                   "  FROM events e, bounds b\n"
+                   "  WHERE e.id BETWEEN (SELECT min(first_id) FROM window_segments) AND (SELECT max(last_id) FROM "
+                   "window_segments)" +
+                       c.on_events) +
+         "newest_events AS (SELECT * FROM windowed_events),\n"
+         // The oldest-first listings without a pick need only the first
+         // segments: those wholly inside the window, taken by their latest
+         // time, that reach :limit events end by a time before which at least
+         // that many events lie; no event after it can be among the first
+         // :limit, and only segments starting before it hold the rest.
+         // (Segments count every operation: with --op there is no such bound.)
+         + (filters.ops.empty() && !filters.failed_only
+                ? "oldest_bound(time) AS (\n"
+                  "  SELECT coalesce(min(max_time), 9223372036854775807) FROM (\n"
+                  "    SELECT max_time, sum(events) OVER (ORDER BY max_time ROWS UNBOUNDED PRECEDING) AS up_to\n"
+                  "    FROM window_segments WHERE inside)\n"
+                  "  WHERE up_to >= coalesce(:limit, 1000)),\n"
+                : "oldest_bound(time) AS (SELECT 9223372036854775807),\n") +
+         event_cte("oldest_events",
+                   "  FROM events e, bounds b, oldest_bound o\n"
+                   "  WHERE e.id BETWEEN (SELECT min(first_id) FROM window_segments)"
+                   " AND (SELECT max(last_id) FROM window_segments, oldest_bound o WHERE min_time <= o.time)\n"
+                   "    AND coalesce(e.ts, e.id) <= o.time" +
+                       c.on_events);
 }
 
 // windowed_activity (per segment or hour, process and file) and windowed_minutes.
