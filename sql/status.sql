@@ -17,13 +17,13 @@ SELECT :path AS path,
 
 -- section: raw_events
 SELECT (SELECT coalesce(sum(events), 0) FROM segments WHERE pruned IS NULL) AS rows,
-       (SELECT coalesce(sum(a.events + a.failed), 0) FROM segments s JOIN activity a ON a.segment_id = s.segment_id
-        WHERE s.pruned IS NULL) AS events,
-       (SELECT coalesce(sum(a.failed), 0) FROM segments s JOIN activity a ON a.segment_id = s.segment_id
-        WHERE s.pruned IS NULL) AS failed,
+       kept.events, kept.failed,
        iso_time((SELECT min(min_time) FROM segments WHERE pruned IS NULL)) AS oldest,
        iso_time((SELECT max(max_time) FROM segments WHERE pruned IS NULL)) AS newest,
-       (SELECT count(*) FROM segments WHERE pruned IS NULL) AS segments;
+       (SELECT count(*) FROM segments WHERE pruned IS NULL) AS segments
+FROM (SELECT coalesce(sum(a.events + a.failed), 0) AS events, coalesce(sum(a.failed), 0) AS failed
+      FROM segments s JOIN activity a ON a.segment_id = s.segment_id
+      WHERE s.pruned IS NULL) AS kept;
 
 -- section: long_term_totals
 -- (The hourly totals of pruned events: hour_totals, and the activity rows of
