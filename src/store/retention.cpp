@@ -3,7 +3,6 @@
 #include <SQLiteCpp/Transaction.h>
 
 #include <string>
-#include <vector>
 
 #include "core/time_format.h"
 #include "store/activity_columns.h"
@@ -122,12 +121,17 @@ void Pruner::prune_segment(std::int64_t segment_id, PruneResult& result) {
   m_shares_hour.bind(1, segment_id);
   const bool fold = m_shares_hour.executeStep() && m_shares_hour.getColumn(0).getInt() != 0;
   m_shares_hour.reset();
-  std::vector<SQLite::Statement*> steps{&m_mark_pruned};
-  if (fold) steps = {&m_fold, &m_delete_activity, &m_delete_segment};
-  for (SQLite::Statement* statement : steps) {
-    statement->bind(1, segment_id);
-    statement->exec();
-    statement->reset();
+  auto run = [segment_id](SQLite::Statement& statement) {
+    statement.bind(1, segment_id);
+    statement.exec();
+    statement.reset();
+  };
+  if (fold) {
+    run(m_fold);
+    run(m_delete_activity);
+    run(m_delete_segment);
+  } else {
+    run(m_mark_pruned);
   }
   m_update_retention.bind(1, max_time + 1);
   m_update_retention.bind(2, rows);
