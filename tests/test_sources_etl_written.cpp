@@ -35,6 +35,11 @@ constexpr std::uint64_t notes_object = 0xFFFFB00000001000, notes_key = 0xFFFFA00
                         log_key = 0xFFFFA00000007000;
 const std::u16string volume = u"\\Device\\HarddiskVolume2";
 
+// FileIo Read/Write as a builder of the shape operation() takes (FileIo has no ExtraFlags).
+std::vector<std::uint8_t> file_read_write(std::size_t p, Layout layout, const Io& io) {
+  return read_write(p, layout, io);
+}
+
 // One trace: a process and its thread at the start, then a session's file I/O,
 // each operation followed by its OperationEnd.
 struct Trace {
@@ -65,8 +70,6 @@ struct Trace {
     kernel(file_op_end, file_version(), op_end(p(), io.irp, moved, status));
     return io.irp;
   }
-  std::vector<std::uint8_t> (*const read_write_layout)(std::size_t, Layout, const Io&) =
-      [](std::size_t p, Layout layout, const Io& io) { return read_write(p, layout, io); };
 
   void write_session() {
     kernel(process_dc_start, is_64 ? 4 : 3,
@@ -81,10 +84,10 @@ struct Trace {
     operation(file_create, create, notes);
     notes.offset = 0;
     notes.size = 8192;
-    operation(file_read, read_write_layout, notes, 4000);  // asked 8192, the end says 4000 came
+    operation(file_read, file_read_write, notes, 4000);  // asked 8192, the end says 4000 came
     notes.offset = 4000;
     notes.size = 100;
-    operation(file_write, read_write_layout, notes, 100);
+    operation(file_write, file_read_write, notes, 100);
     notes.info_class = 20;  // FileEndOfFileInformation
     operation(file_set_info, info, notes);
     operation(file_cleanup, simple, notes);
@@ -102,7 +105,7 @@ struct Trace {
     log.file_key = log_key;
     log.offset = 300;
     log.size = 60;
-    operation(file_write, read_write_layout, log, 60);
+    operation(file_write, file_read_write, log, 60);
 
     // A file first met by its key: its name comes from the rundown at the end.
     Io old;
@@ -110,7 +113,7 @@ struct Trace {
     old.file_key = old_key;
     old.offset = 65536;
     old.size = 512;
-    operation(file_read, read_write_layout, old, 512);
+    operation(file_read, file_read_write, old, 512);
     old.info_class = 10;  // FileRenameInformation
     operation(file_rename, info, old);
     old.info_class = 13;  // FileDispositionInformation
