@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/file_event.h"
 #include "store/activity_columns.h"
+#include "store/bulk_statement.h"
 #include "store/database.h"
 #include "store/database_files.h"
 #include "store/embedded_sql.h"
@@ -82,6 +83,34 @@ TEST_CASE("a maintenance connection (etwaudit prune) deletes without overwriting
   { WriteDatabase create(path); }
   auto db = open_for_maintenance(path, 0);
   CHECK(db->execAndGet("PRAGMA secure_delete").getInt() == 0);
+}
+
+TEST_CASE("a bulk statement binds values and NULLs, and a failed step throws SQLite's error and can be run again",
+          "[database]") {
+  SQLite::Database db(":memory:", SQLite::OPEN_READWRITE);
+  db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, value INTEGER)");
+  BulkStatement insert(db, "INSERT INTO t (id, value) VALUES (?, ?)");
+  insert.bind(1, 1);
+  insert.bind(2, 10, true);
+  insert.exec();
+  insert.bind(1, 2);
+  insert.bind(2, 20, false);
+  insert.exec();
+  CHECK(db.execAndGet("SELECT group_concat(id || ':' || coalesce(value, 'NULL'), ' ') FROM t").getString() ==
+        "1:10 2:NULL");
+
+  insert.bind(1, 1);  // that id is taken
+  insert.bind(2, 30, true);
+  try {
+    insert.exec();
+    FAIL("a duplicate key was inserted");
+  } catch (const SQLite::Exception& e) {
+    CHECK((e.getErrorCode() & 0xff) == SQLITE_CONSTRAINT);
+    CHECK(std::string(e.what()).find("UNIQUE constraint failed: t.id") != std::string::npos);
+  }
+  insert.bind(1, 3);
+  insert.exec();
+  CHECK(db.execAndGet("SELECT count(*) FROM t").getInt() == 3);
 }
 
 TEST_CASE("ops table names every Op, as the program names it", "[database]") {

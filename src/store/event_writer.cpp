@@ -329,29 +329,28 @@ void EventWriter::insert_pending() {
   const bool full = m_pending_count == rows_per_insert;
   // A short tail goes in row by row; it happens once a batch.
   for (int start = 0; start < m_pending_count; start += full ? rows_per_insert : 1) {
-    SQLite::Statement& insert = full ? m_insert_events : m_insert_event;
+    BulkStatement& insert = full ? m_insert_events : m_insert_event;
     const int rows = full ? rows_per_insert : 1;
     for (int row = 0; row < rows; ++row) {
       const EventRow& pending = m_pending[start + row];
       const FileEvent& event = *pending.event;
       const int base = row * event_columns;
       insert.bind(base + 1, pending.id);
-      bind_optional(insert, base + 2, event.time, pending.id != event.time);
+      insert.bind(base + 2, event.time, pending.id != event.time);
       insert.bind(base + 3, pending.process_id);
-      bind_optional(insert, base + 4, event.tid, event.tid != 0);
-      insert.bind(base + 5, static_cast<int>(event.op));
+      insert.bind(base + 4, event.tid, event.tid != 0);
+      insert.bind(base + 5, static_cast<std::int64_t>(event.op));
       insert.bind(base + 6, pending.file_id);
-      bind_optional(insert, base + 7, event.offset, event.offset >= 0);
-      bind_optional(insert, base + 8, event.size, event.size >= 0);
-      bind_optional(insert, base + 9, event.count, event.count != 1);
+      insert.bind(base + 7, event.offset, event.offset >= 0);
+      insert.bind(base + 8, event.size, event.size >= 0);
+      insert.bind(base + 9, event.count, event.count != 1);
       // A sequential run ends at offset + size: only other ends are stored.
-      bind_optional(insert, base + 10, event.end_offset,
-                    event.end_offset >= 0 &&
-                        !(event.offset >= 0 && event.size >= 0 && event.end_offset == event.offset + event.size));
-      bind_optional(insert, base + 11, event.status, event.status != 0);
+      insert.bind(base + 10, event.end_offset,
+                  event.end_offset >= 0 &&
+                      !(event.offset >= 0 && event.size >= 0 && event.end_offset == event.offset + event.size));
+      insert.bind(base + 11, event.status, event.status != 0);
     }
     insert.exec();
-    insert.reset();
   }
   m_pending_count = 0;
 }
@@ -437,22 +436,30 @@ EventWriter::BatchCounts EventWriter::insert_events(const std::vector<FileEvent>
 }
 
 void EventWriter::write_activity() {
-  for (const auto& [key, totals] : m_activity) {
+  // In key order the rows go to the end of the table's B-tree one after the
+  // other instead of to random places in its last pages.
+  m_activity_order.clear();
+  for (const auto& entry : m_activity) m_activity_order.push_back(&entry);
+  std::sort(m_activity_order.begin(), m_activity_order.end(), [](const auto* a, const auto* b) {
+    return std::tie(a->first.segment_id, a->first.process_id, a->first.file_id) <
+           std::tie(b->first.segment_id, b->first.process_id, b->first.file_id);
+  });
+  for (const auto* entry : m_activity_order) {
+    const auto& [key, totals] = *entry;
     int index = 0;
-    m_upsert_activity.bind(++index, static_cast<std::int64_t>(key.segment_id));
-    m_upsert_activity.bind(++index, static_cast<std::int64_t>(key.process_id));
-    m_upsert_activity.bind(++index, static_cast<std::int64_t>(key.file_id));
-    m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.events));
-    m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.failed));
-    bind_optional(m_upsert_activity, ++index, totals.rows, totals.rows != totals.events);
-    m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.first_id));
-    m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.last_id));
+    m_upsert_activity.bind(++index, key.segment_id);
+    m_upsert_activity.bind(++index, key.process_id);
+    m_upsert_activity.bind(++index, key.file_id);
+    m_upsert_activity.bind(++index, totals.events);
+    m_upsert_activity.bind(++index, totals.failed);
+    m_upsert_activity.bind(++index, totals.rows, totals.rows != totals.events);
+    m_upsert_activity.bind(++index, totals.first_id);
+    m_upsert_activity.bind(++index, totals.last_id);
     for (int op = 0; op < op_count; ++op) {
-      m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.count[op]));
-      if (activity_columns[op].bytes) m_upsert_activity.bind(++index, static_cast<std::int64_t>(totals.bytes[op]));
+      m_upsert_activity.bind(++index, totals.count[op]);
+      if (activity_columns[op].bytes) m_upsert_activity.bind(++index, totals.bytes[op]);
     }
     m_upsert_activity.exec();
-    m_upsert_activity.reset();
   }
 }
 
@@ -496,9 +503,9 @@ void EventWriter::forget_batch(const Position& before) {
   std::fill(m_file_ids.begin(), m_file_ids.end(), 0);
   std::fill(m_process_ids.begin(), m_process_ids.end(), 0);
   m_pending_count = 0;
-  m_insert_event.tryReset();
-  m_insert_events.tryReset();
-  m_upsert_activity.tryReset();
+  m_insert_event.reset();
+  m_insert_events.reset();
+  m_upsert_activity.reset();
   m_upsert_segment.tryReset();
   m_upsert_minute.tryReset();
 }

@@ -29,6 +29,7 @@
 #include "core/device_map.h"
 #include "core/file_event.h"
 #include "core/run_stats.h"
+#include "store/bulk_statement.h"
 #include "store/record_filter.h"
 
 namespace etwaudit {
@@ -190,8 +191,9 @@ class EventWriter {
   std::vector<char> m_file_unresolved;  // the file has no name
   std::vector<std::int64_t> m_process_ids;
 
-  std::unordered_map<ActivityKey, ActivityTotals, ActivityKeyHash> m_activity;  // this batch
-  std::vector<MinuteTotals> m_minutes;                                          // this batch, in time order
+  std::unordered_map<ActivityKey, ActivityTotals, ActivityKeyHash> m_activity;        // this batch
+  std::vector<const std::pair<const ActivityKey, ActivityTotals>*> m_activity_order;  // m_activity sorted by key
+  std::vector<MinuteTotals> m_minutes;                                                // this batch, in time order
 
   // Events waiting for a multi-row INSERT.
   static constexpr int rows_per_insert = 32;
@@ -204,9 +206,9 @@ class EventWriter {
   EventRow m_pending[rows_per_insert];
   int m_pending_count = 0;
 
-  SQLite::Statement m_insert_event;   // one row
-  SQLite::Statement m_insert_events;  // rows_per_insert rows
-  SQLite::Statement m_upsert_activity;
+  BulkStatement m_insert_event;   // one row
+  BulkStatement m_insert_events;  // rows_per_insert rows
+  BulkStatement m_upsert_activity;
   SQLite::Statement m_upsert_segment;
   SQLite::Statement m_upsert_minute;
   SQLite::Statement m_find_file;
