@@ -233,6 +233,37 @@ TEST_CASE("the bundled sample collects and answers reports", "[cli]") {
              Catch::Contains("flush") && Catch::Contains("D:\\Data\\Sales_log.ldf") && Catch::Contains("(3 rows)"));
 }
 
+TEST_CASE("report --html writes one self-contained page, and never half a page", "[cli][report]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db");
+  REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db}).exit_code == 0);
+  const auto html = dir.file("report.html");
+  auto report = run(dir, {"report", "--db", db, "--html", html, "--process", "*WINWORD.EXE"});
+  REQUIRE(report.exit_code == 0);
+  CHECK_THAT(report.err, Catch::Contains("wrote " + html));
+  const std::string page = read_file(html);
+  CHECK_THAT(page, Catch::StartsWith("<!DOCTYPE html>") && Catch::Contains("data-chart=\"timeline-events\"") &&
+                       Catch::Contains("Quarterly report.docx") && Catch::EndsWith("</html>\n"));
+  // Nothing the page would fetch: no script, no link, no address.
+  CHECK(page.find("<script") == std::string::npos);
+  CHECK(page.find("<link") == std::string::npos);
+  CHECK(page.find("http") == std::string::npos);
+  CHECK_FALSE(fs::exists(html + ".partial"));
+
+  auto missing_file = run(dir, {"report", "--db", db});
+  CHECK(missing_file.exit_code == 2);
+  CHECK_THAT(missing_file.err, Catch::Contains("--html FILE"));
+  auto bad_bucket = run(dir, {"report", "--db", db, "--html", html, "--bucket", "2w"});
+  CHECK(bad_bucket.exit_code == 2);
+  CHECK_THAT(bad_bucket.err, Catch::Contains("--bucket '2w'"));
+  auto nowhere = run(dir, {"report", "--db", db, "--html", dir.file("no/such/dir/report.html")});
+  CHECK(nowhere.exit_code == 1);
+  CHECK_THAT(nowhere.err, Catch::Contains("cannot write"));
+  auto no_database = run(dir, {"report", "--db", dir.file("missing.db"), "--html", html});
+  CHECK(no_database.exit_code == 1);
+  CHECK(read_file(html) == page);  // the good page stays
+}
+
 TEST_CASE("a failed open is listed with its status and counted apart from the operations that happened",
           "[cli][query]") {
   TempDir dir;

@@ -7,6 +7,7 @@
 #include <iosfwd>
 #include <optional>
 
+#include "query/filters.h"
 #include "store/retention.h"
 
 namespace etwaudit {
@@ -17,6 +18,7 @@ int query_command(int argc, const char* const* argv);
 int prune_command(int argc, const char* const* argv);
 int status_command(int argc, const char* const* argv);
 int stop_command(int argc, const char* const* argv);
+int report_command(int argc, const char* const* argv);
 
 }  // namespace etwaudit
 
@@ -28,4 +30,9 @@ std::optional<cxxopts::ParseResult> parse_options(cxxopts::Options& options, int
                                                   const std::function<void(std::ostream&)>& more_help = {});
 // The retention options --KEEP_OPTION and --max-size; throws UsageError.
 RetentionPolicy retention_arguments(const cxxopts::ParseResult& args, const char* keep_option);
+// The filters of query and report (--since, --until, --process, --path,
+// --user, --failed, --op), in their own group of the help.
+void add_filter_options(cxxopts::Options& options);
+// Their values; throws UsageError for a bad time, an empty window or an unknown operation.
+QueryFilters filter_arguments(const cxxopts::ParseResult& args);
 }  // namespace etwaudit

@@ -20,6 +20,7 @@ constexpr Command commands[] = {
     {"collect", "record file activity into a database", etwaudit::collect_command},
     {"import", "read .etl trace files into a database", etwaudit::import_command},
     {"query", "answer questions from a database (reports and SQL)", etwaudit::query_command},
+    {"report", "write a database as one HTML page with charts", etwaudit::report_command},
     {"status", "size, contents, retention and last run of a database", etwaudit::status_command},
     {"prune", "delete the oldest raw events, keeping their totals", etwaudit::prune_command},
     {"stop", "ask the collector writing a database to stop, and wait for it", etwaudit::stop_command},

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/human_format.h"
 #include "core/time_format.h"
+#include "query/filters.h"
 
 namespace etwaudit {
 
@@ -43,6 +44,40 @@ RetentionPolicy retention_arguments(const cxxopts::ParseResult& args, const char
     policy.max_bytes = *bytes;
   }
   return policy;
+}
+
+void add_filter_options(cxxopts::Options& options) {
+  // clang-format off
+  options.add_options("filters")
+    ("since", "from this time: ISO-8601 (2026-12-02T10:00:00Z, ...+01:00) or back from now (15m, 2h, 7d)",
+      cxxopts::value<std::string>())
+    ("until", "up to this time, same forms", cxxopts::value<std::string>())
+    ("process", "only processes whose image matches this glob (notepad.exe, *\\Office16\\*), or this pid",
+      cxxopts::value<std::string>())
+    ("path", "only files matching this glob (*.docx, C:\\Users\\*\\notes.txt); Windows paths ignore case",
+      cxxopts::value<std::string>())
+    ("user", "only processes of this account: DOMAIN\\user, or user alone; a glob (Windows: where the trace said)",
+      cxxopts::value<std::string>())
+    ("failed", "only operations that failed (Windows: an error status); the totals leave them out otherwise")
+    ("op", "only this operation (read, write, open, delete, ...); repeat for several",
+      cxxopts::value<std::vector<std::string>>());
+  // clang-format on
+}
+
+QueryFilters filter_arguments(const cxxopts::ParseResult& args) {
+  QueryFilters filters;
+  const std::int64_t now = now_ns();
+  if (args.count("since")) filters.since = parse_time_argument("--since", args["since"].as<std::string>(), now);
+  if (args.count("until")) filters.until = parse_time_argument("--until", args["until"].as<std::string>(), now);
+  if (filters.since && filters.until && *filters.since > *filters.until)
+    throw UsageError("--since is after --until: the window is empty");
+  if (args.count("process")) filters.process = args["process"].as<std::string>();
+  if (args.count("path")) filters.path = args["path"].as<std::string>();
+  if (args.count("user")) filters.user = args["user"].as<std::string>();
+  if (args.count("op"))
+    for (const auto& name : args["op"].as<std::vector<std::string>>()) filters.ops.push_back(parse_op_argument(name));
+  filters.failed_only = args.count("failed") > 0;
+  return filters;
 }
 
 }  // namespace etwaudit

@@ -100,18 +100,6 @@ cxxopts::Options query_options() {
   options.add_options()
     ("db", "database to read", cxxopts::value<std::string>()->default_value("audit.db"))
     ("list", "list the reports")
-    ("since", "from this time: ISO-8601 (2026-12-02T10:00:00Z, ...+01:00) or back from now (15m, 2h, 7d)",
-      cxxopts::value<std::string>())
-    ("until", "up to this time, same forms", cxxopts::value<std::string>())
-    ("process", "only processes whose image matches this glob (notepad.exe, *\\Office16\\*), or this pid",
-      cxxopts::value<std::string>())
-    ("path", "only files matching this glob (*.docx, C:\\Users\\*\\notes.txt); Windows paths ignore case",
-      cxxopts::value<std::string>())
-    ("user", "only processes of this account: DOMAIN\\user, or user alone; a glob (Windows: where the trace said)",
-      cxxopts::value<std::string>())
-    ("failed", "only operations that failed (Windows: an error status); the totals leave them out otherwise")
-    ("op", "only this operation (read, write, open, delete, ...); repeat for several",
-      cxxopts::value<std::vector<std::string>>())
     ("limit", "at most this many rows", cxxopts::value<long>())
     ("bucket", "timeline bucket: 1m, 1h or 1d", cxxopts::value<std::string>()->default_value("1h"))
     ("sql", "run this SQL instead of a report", cxxopts::value<std::string>())
@@ -122,25 +110,10 @@ cxxopts::Options query_options() {
     ("report", "report to run", cxxopts::value<std::string>())
     ("argument", "the report's argument", cxxopts::value<std::string>());
   // clang-format on
+  add_filter_options(options);
   options.parse_positional({"report", "argument"});
   options.positional_help("[REPORT [ARGUMENT]]");
   return options;
-}
-
-QueryFilters parse_filters(const cxxopts::ParseResult& args) {
-  QueryFilters filters;
-  const std::int64_t now = now_ns();
-  if (args.count("since")) filters.since = parse_time_argument("--since", args["since"].as<std::string>(), now);
-  if (args.count("until")) filters.until = parse_time_argument("--until", args["until"].as<std::string>(), now);
-  if (filters.since && filters.until && *filters.since > *filters.until)
-    throw UsageError("--since is after --until: the window is empty");
-  if (args.count("process")) filters.process = args["process"].as<std::string>();
-  if (args.count("path")) filters.path = args["path"].as<std::string>();
-  if (args.count("user")) filters.user = args["user"].as<std::string>();
-  if (args.count("op"))
-    for (const auto& name : args["op"].as<std::vector<std::string>>()) filters.ops.push_back(parse_op_argument(name));
-  filters.failed_only = args.count("failed") > 0;
-  return filters;
 }
 
 // The report, or the SQL and its --param values.
@@ -193,7 +166,7 @@ void parse_statements(const cxxopts::ParseResult& args, QueryRequest& request) {
 QueryRequest parse_query(const cxxopts::ParseResult& args) {
   QueryRequest request;
   request.db_path = args["db"].as<std::string>();
-  request.filters = parse_filters(args);
+  request.filters = filter_arguments(args);
   request.format = parse_output_format(args["format"].as<std::string>());
   if (args.count("output")) request.output = args["output"].as<std::string>();
   Params& params = request.params;

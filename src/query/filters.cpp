@@ -125,7 +125,7 @@ std::string ops_with_bytes() {
 std::string windowed_minutes(const QueryFilters& filters) {
   const std::string bytes = "CASE WHEN op IN " + ops_with_bytes() + " THEN bytes END";
   // (windowed_events holds only failed events with --failed, and minute_totals none.)
-  if (filters.by_process() || filters.path || filters.failed_only)
+  if (filters.by_process() || filters.by_file() || filters.failed_only)
     return "windowed_minutes(minute, op, events, bytes) AS (\n"
            "  SELECT minute, op, events, " +
            bytes +
@@ -187,14 +187,17 @@ FilterConditions filter_conditions(const QueryFilters& filters) {
   // --user: a glob over the account, as over a path (user alone matches DOMAIN\\user).
   const std::string picked_processes = std::string("(SELECT process_id FROM processes WHERE 1") +
                                        (filters.process ? " AND process_match(:process, pid, image)" : "") +
-                                       (filters.user ? " AND path_match(:user, user)" : "") + ")";
-  const std::string picked_files = "(SELECT file_id FROM files WHERE path_match(:path, coalesce(path, nt_path)))";
+                                       (filters.user ? " AND path_match(:user, user)" : "") +
+                                       (filters.process_id ? " AND process_id = :process_id" : "") + ")";
+  const std::string picked_files = std::string("(SELECT file_id FROM files WHERE 1") +
+                                   (filters.path ? " AND path_match(:path, coalesce(path, nt_path))" : "") +
+                                   (filters.file_id ? " AND file_id = :file_id" : "") + ")";
   if (filters.by_process()) {
     c.on_activity += " AND a.process_id IN " + picked_processes;
     c.on_totals += " AND h.process_id IN " + picked_processes;
     c.on_events += " AND e.process_id IN " + picked_processes;
   }
-  if (filters.path) {
+  if (filters.by_file()) {
     c.on_activity += " AND a.file_id IN " + picked_files;
     c.on_totals += " AND h.file_id IN " + picked_files;
     c.on_events += " AND e.file_id IN " + picked_files;
@@ -209,7 +212,7 @@ FilterConditions filter_conditions(const QueryFilters& filters) {
   // fixes the join order SQLite would otherwise guess: with a path, start from
   // the few files through activity_by_file; without, or when the glob
   // matches many files, walk the window's segments along activity's key.
-  c.located = filters.path && !filters.broad_path
+  c.located = filters.by_file() && !filters.broad_path
                   ? "activity a CROSS JOIN window_segments w ON w.segment_id = a.segment_id"
                   : "window_segments w CROSS JOIN activity a ON a.segment_id = w.segment_id";
   return c;
@@ -371,7 +374,7 @@ std::string operation_ctes(const QueryFilters& filters) {
   std::string sql;
   // Per operation: without a process or path the minute totals hold them
   // (a few thousand rows a day); with one, the matching activity rows.
-  if ((filters.by_process() || filters.path) && !filters.failed_only)
+  if ((filters.by_process() || filters.by_file()) && !filters.failed_only)
     sql += "windowed_op_totals(op, events, bytes) AS (\n" + unpivoted_operations("") +
            "),\n"
            "windowed_ops(hour, op, events, bytes) AS (\n" +
@@ -390,7 +393,7 @@ std::string operation_ctes(const QueryFilters& filters) {
 
 std::string filter_ctes(const QueryFilters& filters) {
   const FilterConditions c = filter_conditions(filters);
-  const bool picked = filters.by_process() || filters.path || filters.failed_only;
+  const bool picked = filters.by_process() || filters.by_file() || filters.failed_only;
   return window_ctes() + (picked ? located_event_ctes(filters, c) : scanned_event_ctes(filters, c)) +
          activity_ctes(filters, c) + operation_ctes(filters);
 }
@@ -426,6 +429,8 @@ void add_filter_params(const QueryFilters& filters, Params& params) {
   if (filters.process) params["process"] = *filters.process;
   if (filters.user) params["user"] = *filters.user;
   if (filters.path) params["path"] = *filters.path;
+  if (filters.process_id) params["process_id"] = std::to_string(*filters.process_id);
+  if (filters.file_id) params["file_id"] = std::to_string(*filters.file_id);
   if (filters.failed_only) params["failed_only"] = "1";
 }
 

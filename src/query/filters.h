@@ -66,9 +66,16 @@ struct QueryFilters {
   // The path glob matches many files (see broad_path_files): walk the
   // window's segments instead of each matching file's activity rows.
   bool broad_path = false;
+  // One process or one file by its row id, exactly (the drill-downs of the
+  // HTML report): a glob over a name would also take other instances of a
+  // program, or other files whose names differ only in case.
+  std::optional<std::int64_t> process_id;
+  std::optional<std::int64_t> file_id;
 
-  // A filter on the process row (--process, --user).
-  bool by_process() const { return process || user; }
+  // A filter on the process row (--process, --user, process_id).
+  bool by_process() const { return process || user || process_id; }
+  // A filter on the file row (--path, file_id).
+  bool by_file() const { return path || file_id; }
 };
 
 // A path glob matching more files than this is broad (QueryFilters::broad_path).

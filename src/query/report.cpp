@@ -7,6 +7,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <sstream>
 
@@ -170,15 +171,22 @@ bool starts_a_query(const std::string& sql) {
 }
 }  // namespace
 
-std::vector<Table> run_statements(SQLite::Database& db, const std::vector<ReportSection>& statements,
-                                  QueryFilters filters, Params params) {
+namespace {
+// The filter CTEs for filters, their parameters added to params.
+std::string prepare_filters(SQLite::Database& db, QueryFilters& filters, Params& params) {
   try {
     judge_path_breadth(db, filters);
   } catch (const SQLite::Exception& e) {
     throw Error(std::string("query failed: ") + e.what());
   }
   add_filter_params(filters, params);
-  const std::string ctes = filter_ctes(filters);
+  return filter_ctes(filters);
+}
+}  // namespace
+
+std::vector<Table> run_statements(SQLite::Database& db, const std::vector<ReportSection>& statements,
+                                  QueryFilters filters, Params params) {
+  const std::string ctes = prepare_filters(db, filters, params);
   std::vector<Table> results;
   for (const ReportSection& statement : statements) {
     const std::string sql = starts_a_query(statement.sql) ? with_ctes(ctes, statement.sql) : statement.sql;
@@ -187,9 +195,11 @@ std::vector<Table> run_statements(SQLite::Database& db, const std::vector<Report
   return results;
 }
 
-Table run_sql(SQLite::Database& db, const std::string& sql, const Params& params, const std::string& name) {
-  Table table;
-  table.name = name;
+namespace {
+// Checks sql, prepares it, binds the parameters it names and calls row for
+// each result row; SQLite's errors and the guard's refusals become Error.
+void each_row(SQLite::Database& db, const std::string& sql, const Params& params,
+              const std::function<void(SQLite::Statement&)>& row) {
   take_refusal();  // forget a refusal of an earlier statement
   // SQLite reads SQL up to a NUL byte and prepares only its first statement:
   // whatever follows would silently not run, so it is refused instead.
@@ -218,6 +228,19 @@ Table run_sql(SQLite::Database& db, const std::string& sql, const Params& params
       else
         statement.bind(index, value);
     }
+    row(statement);
+  } catch (const SQLite::Exception& e) {
+    if (std::string refusal = take_refusal(); !refusal.empty())
+      throw Error("queries may only read the database: " + refusal);
+    throw Error(std::string("query failed: ") + e.what());
+  }
+}
+}  // namespace
+
+Table run_sql(SQLite::Database& db, const std::string& sql, const Params& params, const std::string& name) {
+  Table table;
+  table.name = name;
+  each_row(db, sql, params, [&](SQLite::Statement& statement) {
     for (int c = 0; c < statement.getColumnCount(); ++c) table.columns.push_back(statement.getColumnName(c));
     while (statement.executeStep()) {
       auto& row = table.rows.emplace_back();
@@ -235,12 +258,16 @@ Table run_sql(SQLite::Database& db, const std::string& sql, const Params& params
         row.push_back(std::move(cell));
       }
     }
-  } catch (const SQLite::Exception& e) {
-    if (std::string refusal = take_refusal(); !refusal.empty())
-      throw Error("queries may only read the database: " + refusal);
-    throw Error(std::string("query failed: ") + e.what());
-  }
+  });
   return table;
+}
+
+void for_each_row(SQLite::Database& db, const ReportSection& statement, QueryFilters filters, Params params,
+                  const std::function<void(SQLite::Statement&)>& row) {
+  const std::string ctes = prepare_filters(db, filters, params);
+  each_row(db, with_ctes(ctes, statement.sql), params, [&](SQLite::Statement& prepared) {
+    while (prepared.executeStep()) row(prepared);
+  });
 }
 
 }  // namespace etwaudit

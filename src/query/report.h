@@ -18,6 +18,7 @@
 #include <SQLiteCpp/Database.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -73,6 +74,12 @@ struct QueryFilters;
 // params, bound. One Table per statement. db needs prepare_read_connection.
 std::vector<Table> run_statements(SQLite::Database& db, const std::vector<ReportSection>& statements,
                                   QueryFilters filters, Params params);
+
+// Runs one SELECT with the filter CTEs in front, as run_statements does,
+// calling row for each result row instead of collecting them (for results of
+// many rows that the caller adds up itself).
+void for_each_row(SQLite::Database& db, const ReportSection& statement, QueryFilters filters, Params params,
+                  const std::function<void(SQLite::Statement&)>& row);
 
 // Puts the filter CTEs (text after WITH) in front of a statement that may
 // itself start with WITH.
