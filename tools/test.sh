@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
+# The HTML report's test renders it in a real browser.
+bash tools/install-packages.sh chromium
 ctest --test-dir build --output-on-failure --timeout 300
 bash tools/build-windows.sh --test
 bash tools/test-sanitizers.sh

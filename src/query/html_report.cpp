@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
@@ -543,8 +544,9 @@ void Page::stacked_chart(const std::string& name, bool bytes, std::int64_t first
   for (const auto& [bucket, total] : stacks) highest = std::max(highest, total);
   const std::int64_t scale = bytes ? nice_byte_ceiling(highest) : nice_ceiling(highest);
   const double plot = height - top - bottom;
-  m_out << "<svg class=\"chart\" data-chart=\"timeline-" << name << "\" viewBox=\"0 0 " << width << " " << height
-        << "\" role=\"img\" aria-label=\"" << name << " over time\">\n<g class=\"grid axis\">";
+  m_out << "<svg class=\"chart\" data-chart=\"timeline-" << name << "\" data-bucket-ns=\"" << m_figures.bucket_ns
+        << "\" viewBox=\"0 0 " << width << " " << height << "\" role=\"img\" aria-label=\"" << name
+        << " over time\">\n<g class=\"grid axis\">";
   for (int i = 0; i <= 4; ++i) {
     const double y = top + plot - plot * i / 4;
     const std::int64_t tick = scale * i / 4;
