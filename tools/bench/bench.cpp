@@ -14,8 +14,10 @@
 //   (f) both       (d) and (e) together: collect's defaults with --keep and --max-size
 //
 // (a) and (b) time only the database work; (c), (d), (e) time the whole run,
-// wall clock. Bytes per event are the database's size over the events it
-// stands for (for (d), over the events it still keeps).
+// wall clock. (a) runs before and after each pipeline, and each ratio is
+// against the mean of the two beside it: the speed of a shared host drifts
+// during a run, by as much as half between one phase and the next. Bytes per event are the database's size over the
+// events it stands for (for (d), over the events it still keeps).
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
@@ -735,38 +737,69 @@ int main(int argc, char** argv) {
 
     std::vector<double> rss_samples, unused_rss;
     std::uint64_t max_wal_bytes = 0, unused_wal = 0;
+    // The host's speed drifts during a run: (a) runs before and after each
+    // pipeline, and each ratio is against the mean of the two beside it.
+    std::vector<PhaseResult> bare;
+    auto bare_run = [&] { bare.push_back(bare_insert((dir / "bare.db").string(), shape, events, batch_size, false)); };
+    auto bare_eps = [&](std::size_t i) { return events / bare[i].seconds; };
+    // events/s of a pipeline against the bare runs before (i) and after it.
+    auto ratio = [&](const PhaseResult& p, std::size_t i) {
+      return events / p.seconds / ((bare_eps(i) + bare_eps(i + 1)) / 2);
+    };
+    bare_run();
     const PhaseResult c = pipeline(pipeline_db, shape, events, batch_size, rss_samples, max_wal_bytes);
     const double peak_rss = peak_rss_mb();
+    bare_run();
     PhaseResult d, e, f;
-    if (runs('d'))
+    std::size_t d_at = 0, e_at = 0, f_at = 0;  // the bare run before each
+    if (runs('d')) {
+      d_at = bare.size() - 1;
       d = pipeline((dir / "retention.db").string(), shape, events, batch_size, unused_rss, unused_wal, with_retention);
-    if (runs('e'))
+      bare_run();
+    }
+    if (runs('e')) {
+      e_at = bare.size() - 1;
       e = pipeline((dir / "coalescing.db").string(), shape, events, batch_size, unused_rss, unused_wal,
                    with_coalescing);
-    if (runs('f'))
+      bare_run();
+    }
+    if (runs('f')) {
+      f_at = bare.size() - 1;
       f = pipeline((dir / "both.db").string(), shape, events, batch_size, unused_rss, unused_wal, with_both);
-    const PhaseResult a = bare_insert((dir / "bare.db").string(), shape, events, batch_size, false);
+      bare_run();
+    }
+    PhaseResult a = bare.front();  // the figures of the bare runs together
+    a.seconds = a.cpu = 0;
+    double slowest = 1e300, fastest = 0;
+    for (std::size_t i = 0; i < bare.size(); ++i) {
+      a.seconds += bare[i].seconds / bare.size();
+      a.cpu += bare[i].cpu / bare.size();
+      slowest = std::min(slowest, bare_eps(i));
+      fastest = std::max(fastest, bare_eps(i));
+    }
     PhaseResult b;
     const bool naive = runs('b') && !args.count("skip-naive");
     if (naive) b = bare_insert((dir / "naive.db").string(), shape, events, batch_size, true);
 
     print_phase("(a) bare", a, events);
+    std::printf("%15s mean of %zu runs, one before and after each pipeline: %.0f to %.0f events/s\n", "", bare.size(),
+                slowest, fastest);
     if (naive) print_phase("(b) naive", b, events);
     print_phase("(c) etwaudit", c, events);
     if (runs('d')) print_phase("(d) retention", d, events);
     if (runs('e')) print_phase("(e) coalescing", e, events);
     if (runs('f')) print_phase("(f) both", f, events);
-    const double c_eps = events / c.seconds, a_eps = events / a.seconds;
-    std::printf("ratio c/a %.2f", c_eps / a_eps);
+    const double c_eps = events / c.seconds;
+    std::printf("ratio c/a %.2f", ratio(c, 0));
     if (naive) std::printf("   ratio c/b %.2f", c_eps / (events / b.seconds));
-    if (runs('d')) std::printf("   ratio d/a %.2f", events / d.seconds / a_eps);
-    if (runs('e')) std::printf("   ratio e/a %.2f", events / e.seconds / a_eps);
-    if (runs('f')) std::printf("   ratio f/a %.2f", events / f.seconds / a_eps);
+    if (runs('d')) std::printf("   ratio d/a %.2f", ratio(d, d_at));
+    if (runs('e')) std::printf("   ratio e/a %.2f", ratio(e, e_at));
+    if (runs('f')) std::printf("   ratio f/a %.2f", ratio(f, f_at));
     std::printf("\nrss during (c) at 25/50/75/100%%:");
     for (double mb : rss_samples) std::printf(" %.0f", mb);
     std::printf(" MB; peak %.0f MB; largest WAL seen %.1f MB\n", peak_rss, max_wal_bytes / 1048576.0);
-    std::printf("pipeline_eps=%.0f ratio_vs_bare=%.2f bytes_per_event=%.1f peak_rss_mb=%.0f\n", c_eps,
-                c_eps / (events / a.seconds), static_cast<double>(c.bytes) / events, peak_rss);
+    std::printf("pipeline_eps=%.0f ratio_vs_bare=%.2f bytes_per_event=%.1f peak_rss_mb=%.0f\n", c_eps, ratio(c, 0),
+                static_cast<double>(c.bytes) / events, peak_rss);
 
     // (d) and (e) stay in a --dir given, to be looked at.
     for (const char* name : {"bare.db", "naive.db", "retention.db", "coalescing.db", "both.db"}) {
