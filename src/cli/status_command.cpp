@@ -12,7 +12,6 @@
 #include "query/output.h"
 #include "query/report.h"
 #include "store/database.h"
-#include "store/embedded_sql.h"
 #include "store/retention.h"
 
 namespace etwaudit {
@@ -23,12 +22,7 @@ namespace {
 constexpr std::int64_t stale_after_ns = 5 * 60 * ns_per_second;
 
 const Report& status_report() {
-  static const Report report = [] {
-    for (const auto& file : embedded_sql_files())
-      if (file.name == "status.sql") return parse_report(std::string(file.name), std::string(file.text));
-    throw Error("status.sql is missing from this build");
-  }();
-  return report;
+  return embedded_report("status.sql");
 }
 
 std::uint64_t file_bytes(const std::string& path) {

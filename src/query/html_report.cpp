@@ -13,7 +13,6 @@
 #include "core/time_format.h"
 #include "query/output.h"
 #include "query/report.h"
-#include "store/embedded_sql.h"
 
 namespace etwaudit {
 namespace {
@@ -21,12 +20,7 @@ namespace {
 // ---- The figures ---------------------------------------------------------
 
 const Report& html_report_sql() {
-  static const Report report = [] {
-    for (const auto& file : embedded_sql_files())
-      if (file.name == "html-report.sql") return parse_report(std::string(file.name), std::string(file.text));
-    throw Error("html-report.sql is missing from this build");
-  }();
-  return report;
+  return embedded_report("html-report.sql");
 }
 
 const ReportSection& section(const Report& report, const std::string& name) {
@@ -388,6 +382,7 @@ class Page {
   void ranking(const std::string& name, const std::vector<Ranked>& rows, bool files);
   void file_drill_downs(SQLite::Database& db);
   void process_drill_downs(SQLite::Database& db);
+  std::vector<Ranked> partners(std::int64_t id, bool of_file) const;
   void partner_table(const std::vector<Ranked>& rows, bool files);
   void recent_events(SQLite::Database& db, QueryFilters filters, std::int64_t last_segment);
   void unresolved();
@@ -693,6 +688,22 @@ void Page::ranking(const std::string& name, const std::vector<Ranked>& rows, boo
   m_out << "</section>\n";
 }
 
+// The processes of a file (of_file), ranked as top-processes --path ranks
+// them, or the files of a process, ranked as process-activity does: by bytes
+// read and written.
+std::vector<Ranked> Page::partners(std::int64_t id, bool of_file) const {
+  std::vector<Ranked> rows;
+  for (const Pair& pair : m_figures.pairs)
+    if ((of_file ? pair.file_id : pair.process_id) == id && counts(pair.sums, m_request.filters.failed_only))
+      rows.push_back({of_file ? pair.process_id : pair.file_id, pair.sums});
+  if (of_file)
+    rank(rows, [&](std::int64_t process) -> const std::string& { return m_figures.processes.at(process).image; });
+  else
+    rank(
+        rows, [&](std::int64_t file) -> const std::string& { return m_figures.files.at(file).name; }, false);
+  return rows;
+}
+
 // The processes of a file, or the files of a process, with a bar each.
 void Page::partner_table(const std::vector<Ranked>& rows, bool files) {
   const std::size_t shown = std::min(rows.size(), m_request.drill_rows);
@@ -747,14 +758,9 @@ void Page::file_drill_downs(SQLite::Database& db) {
   if (count == 0) m_out << "<p class=\"note\">None in this window.</p>\n";
   for (std::size_t i = 0; i < count; ++i) {
     const std::int64_t file_id = m_figures.top_files[i].id;
-    std::vector<Ranked> processes;
-    for (const Pair& pair : m_figures.pairs)
-      if (pair.file_id == file_id && counts(pair.sums, m_request.filters.failed_only))
-        processes.push_back({pair.process_id, pair.sums});
-    rank(processes, [&](std::int64_t id) -> const std::string& { return m_figures.processes.at(id).image; });
     m_out << "<article id=\"file-" << i + 1 << "\" data-path=\"" << html_escape(file_label(file_id)) << "\">\n<h3>"
           << html_escape(file_label(file_id)) << "</h3>\n";
-    partner_table(processes, false);
+    partner_table(partners(file_id, true), false);
     QueryFilters filters = m_request.filters;
     filters.file_id = file_id;
     recent_events(db, filters, m_figures.top_files[i].sums.last_segment);
@@ -769,13 +775,6 @@ void Page::process_drill_downs(SQLite::Database& db) {
   if (count == 0) m_out << "<p class=\"note\">None in this window.</p>\n";
   for (std::size_t i = 0; i < count; ++i) {
     const std::int64_t process_id = m_figures.top_processes[i].id;
-    std::vector<Ranked> files;
-    for (const Pair& pair : m_figures.pairs)
-      if (pair.process_id == process_id && counts(pair.sums, m_request.filters.failed_only))
-        files.push_back({pair.file_id, pair.sums});
-    // As process-activity ranks them: by bytes read and written.
-    rank(
-        files, [&](std::int64_t id) -> const std::string& { return m_figures.files.at(id).name; }, false);
     const auto found = m_figures.processes.find(process_id);
     m_out << "<article id=\"process-" << i + 1 << "\"";
     if (found != m_figures.processes.end())
@@ -784,7 +783,7 @@ void Page::process_drill_downs(SQLite::Database& db) {
     if (found != m_figures.processes.end() && (!found->second.user.empty() || !found->second.started.empty()))
       m_out << "<p class=\"note\">" << (found->second.user.empty() ? "" : "user " + html_escape(found->second.user))
             << (found->second.started.empty() ? "" : " · started " + html_escape(found->second.started)) << "</p>\n";
-    partner_table(files, true);
+    partner_table(partners(process_id, false), true);
     QueryFilters filters = m_request.filters;
     filters.process_id = process_id;
     recent_events(db, filters, m_figures.top_processes[i].sums.last_segment);

@@ -8,6 +8,8 @@
 #include <charconv>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <sstream>
 
@@ -136,6 +138,17 @@ const Report* find_report(const std::string& name) {
     if (report.name == name) return &report;
   }
   return nullptr;
+}
+
+const Report& embedded_report(const std::string& file_name) {
+  static std::mutex guard;
+  static std::map<std::string, Report> parsed;
+  const std::lock_guard<std::mutex> lock(guard);
+  if (const auto found = parsed.find(file_name); found != parsed.end()) return found->second;
+  for (const auto& file : embedded_sql_files())
+    if (file.name == file_name)
+      return parsed.emplace(file_name, parse_report(file_name, std::string(file.text))).first->second;
+  throw Error(file_name + " is missing from this build");
 }
 
 std::string closest_report_name(const std::string& name) {

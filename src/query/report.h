@@ -42,6 +42,10 @@ struct Report {
 // Every embedded report, sorted by name.
 const std::vector<Report>& reports();
 const Report* find_report(const std::string& name);
+// A report-shaped file of sql/ outside sql/reports (status.sql,
+// html-report.sql: the SQL of one command), parsed once; throws Error when
+// the build lacks it.
+const Report& embedded_report(const std::string& file_name);
 // The known report name closest to name (for "did you mean").
 std::string closest_report_name(const std::string& name);
 // Parses a report file's text; throws Error when the header lacks a name or
