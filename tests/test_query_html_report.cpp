@@ -5,6 +5,7 @@
 
 #include "query/html_report.h"
 #include "report_fixture.h"
+#include "store/retention.h"
 
 using namespace etwaudit;
 using etwaudit::test::at;
@@ -190,4 +191,26 @@ TEST_CASE("the page's filters are the query's: a process and a window narrow it"
   const std::string nothing = page(fixture, empty);
   CHECK(nothing.find("No events in this window.") != std::string::npos);
   CHECK(tags(nothing, "<g class=\"row\"").empty());
+}
+
+TEST_CASE("after pruning the page says since when detail is gone, and its rankings still count it all",
+          "[html][retention]") {
+  ReportFixture fixture;
+  const Rows files_before = ranking(page(fixture), "top-files", "data-path", "data-processes");
+  {
+    WriteDatabase database(fixture.path());
+    Pruner pruner(database.db());
+    REQUIRE(pruner.prune(RetentionPolicy{30 * ns_per_minute, std::nullopt}, at("11:00:08")).segments == 1);
+  }
+  const std::string html = page(fixture);
+  CHECK(ranking(html, "top-files", "data-path", "data-processes") == files_before);
+  const auto note = tags(html, "<p class=\"note warn\" data-pruned-before");
+  REQUIRE(note.size() == 1);
+  CHECK(note[0].at("data-pruned-before") == std::to_string(at("10:01:10") + 1));
+  // The drill-down of a file whose events were all pruned says so.
+  const std::string marker = "data-path=\"C:\\Users\\ada\\Report, &quot;Q4&quot;.docx\">";
+  const auto article = html.find(marker);
+  REQUIRE(article != std::string::npos);
+  CHECK(html.substr(article, html.find("</article>", article) - article).find("No raw events are kept") !=
+        std::string::npos);
 }
