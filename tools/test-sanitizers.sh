@@ -7,11 +7,11 @@
 # sanitizer report fails the run (exit 1).
 # Needs what tools/setup.sh installs.
 #
-#   bash tools/test-sanitizers.sh [CATCH_TAGS]    default: [etl],[xpress],[etw],[import],[replay],[fanotify],[queue],[time],[filters]
+#   bash tools/test-sanitizers.sh [CATCH_TAGS]    default: [etl],[xpress],[etw],[import],[replay],[fanotify],[queue],[time],[filters],[html]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-tags=${1:-[etl],[xpress],[etw],[import],[replay],[fanotify],[queue],[time],[filters]}
+tags=${1:-[etl],[xpress],[etw],[import],[replay],[fanotify],[queue],[time],[filters],[html]}
 out=build-asan
 flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 
