@@ -88,6 +88,49 @@ TEST_CASE("events with the same time or arriving late keep their exact time and 
   CHECK(f.count("SELECT count(*) FROM events WHERE ts IS NOT NULL") == 3);
 }
 
+TEST_CASE("v_events finds a time range and the newest events through the key, with the rows of a plain scan",
+          "[writer][views]") {
+  Fixture f;
+  // Shared times and late arrivals: their rows keep the exact time in ts.
+  std::vector<FileEvent> batch;
+  for (int i = 0; i < 300; ++i)
+    batch.push_back(f.event(t0 + (i / 3) * 1000, i % 2 ? Op::read : Op::write, "C:\\f" + std::to_string(i % 7),
+                            100 + i % 5, "C:\\app.exe", i * 10, 10));
+  f.write(batch);
+  f.write({f.event(t0 + 20500, Op::remove, "C:\\late"), f.event(t0 + 99000, Op::open, "C:\\last")});
+  REQUIRE(f.count("SELECT count(*) FROM events WHERE ts IS NOT NULL") > 100);
+  // The same rows as a scan of events that joins the names.
+  auto rows = [&](const std::string& sql) {
+    std::vector<std::string> out;
+    SQLite::Statement query(f.db(), sql);
+    while (query.executeStep()) {
+      std::string row;
+      for (int c = 0; c < query.getColumnCount(); ++c) row += query.getColumn(c).getString() + "|";
+      out.push_back(row);
+    }
+    return out;
+  };
+  const std::string plain =
+      "SELECT coalesce(e.ts, e.id), e.id, p.pid, p.image, o.name, fi.name, e.offset, e.size FROM events e "
+      "JOIN processes p USING (process_id) JOIN ops o USING (op) JOIN v_files fi USING (file_id) ";
+  const std::string view = "SELECT time_ns, event_id, pid, process, op, path, offset, size FROM v_events ";
+  const std::string lo = std::to_string(t0 + 20000), hi = std::to_string(t0 + 40000);
+  CHECK(rows(view + "ORDER BY event_id") == rows(plain + "ORDER BY e.id"));
+  CHECK(rows(view + "WHERE time_ns BETWEEN " + lo + " AND " + hi + " ORDER BY time_ns, event_id") ==
+        rows(plain + "WHERE coalesce(e.ts, e.id) BETWEEN " + lo + " AND " + hi + " ORDER BY 1, 2"));
+  CHECK(rows(view + "ORDER BY time_ns DESC, event_id DESC LIMIT 5") == rows(plain + "ORDER BY 1 DESC, 2 DESC LIMIT 5"));
+  CHECK(f.count("SELECT count(*) FROM v_events") == 302);
+  // ...found through the key and the index of the late ones, not by reading every event.
+  std::string plan;
+  SQLite::Statement explain(f.db(),
+                            "EXPLAIN QUERY PLAN SELECT * FROM v_events WHERE time_ns BETWEEN " + lo + " AND " + hi);
+  while (explain.executeStep()) plan += explain.getColumn(3).getString() + "\n";
+  INFO(plan);
+  CHECK(plan.find("SEARCH e USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)") != std::string::npos);
+  CHECK(plan.find("USING INDEX events_by_ts (ts>? AND ts<?)") != std::string::npos);
+  CHECK(plan.find("SCAN e") == std::string::npos);
+}
+
 TEST_CASE("a batch is written in time order whatever order it arrived in", "[writer]") {
   Fixture f;
   f.write({f.event(t0 + 3, Op::read, "c"), f.event(t0 + 1, Op::read, "a"), f.event(t0 + 2, Op::read, "b")});

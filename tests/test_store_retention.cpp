@@ -251,6 +251,7 @@ TEST_CASE("a schema v4 database, which counted failed operations as the others, 
     db.exec("ALTER TABLE hour_totals DROP COLUMN failed");
     db.exec("ALTER TABLE processes DROP COLUMN uid");    // (schema v6)
     db.exec("ALTER TABLE segments DROP COLUMN pruned");  // (schema v7)
+    db.exec("DROP INDEX events_by_ts");                  // (schema v8)
     db.exec("PRAGMA user_version = 4");
     REQUIRE(db.execAndGet("SELECT sum(events) FROM activity").getInt64() ==
             db.execAndGet("SELECT sum(coalesce(count, 1)) FROM events").getInt64());
