@@ -412,6 +412,69 @@ void query_benchmark(const std::string& path) {
   }
 }
 
+// Times what a user of a SQLite browser types against v_events (issue: each
+// natural filter within 50 ms, the browser's count and first page within 1 s),
+// with plain SQL on a plain connection, as a browser would send it.
+void views_benchmark(const std::string& path) {
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  auto text = [&](const std::string& sql) { return db.execAndGet(sql).getString(); };
+  auto quoted = [](std::string value) {
+    for (std::size_t at = value.find('\''); at != std::string::npos; at = value.find('\'', at + 2))
+      value.insert(at, 1, '\'');
+    return "'" + value + "'";
+  };
+  const std::string minute = text("SELECT (min(id) + max(id)) / 2 / 60000000000 * 60000000000 FROM events");
+  const std::string minute_end = std::to_string(std::stoll(minute) + 60 * etwaudit::ns_per_second - 1);
+  const std::string minute_text = text("SELECT strftime('%Y-%m-%dT%H:%M', " + minute + " / 1000000000, 'unixepoch')");
+  const std::string busy_path = text(
+      "SELECT path FROM files WHERE file_id = (SELECT file_id FROM activity GROUP BY file_id ORDER BY sum(events) DESC "
+      "LIMIT 1)");
+  const std::string typical_path = text(
+      "SELECT path FROM files WHERE file_id = (SELECT file_id FROM activity GROUP BY file_id ORDER BY sum(events) DESC "
+      "LIMIT 1 OFFSET (SELECT count(DISTINCT file_id) / 10 FROM activity))");
+  const std::string busy_process =
+      text("SELECT process_id FROM activity GROUP BY process_id ORDER BY sum(events) DESC LIMIT 1");
+  const std::string image = text("SELECT image FROM processes WHERE process_id = " + busy_process);
+  const std::string pid = text("SELECT pid FROM processes WHERE process_id = " + busy_process);
+  const std::string prefix = typical_path.substr(0, typical_path.find_last_of("\\/") + 1);
+  std::printf("database %s; minute %s; busy path %s; typical path %s; busy process %s (pid %s)\n\n", path.c_str(),
+              minute_text.c_str(), busy_path.c_str(), typical_path.c_str(), image.c_str(), pid.c_str());
+  struct Case {
+    const char* what;
+    std::string sql;
+    double goal_ms;
+  };
+  const std::vector<Case> cases = {
+      {"count (a browser opening it)", "SELECT count(*) FROM v_events", 1000},
+      {"first page of 50,000", "SELECT * FROM v_events LIMIT 50000", 1000},
+      {"newest 20", "SELECT * FROM v_events ORDER BY time_ns DESC LIMIT 20", 50},
+      {"a minute, by time_ns", "SELECT count(*) FROM v_events WHERE time_ns BETWEEN " + minute + " AND " + minute_end,
+       50},
+      {"a minute, by the text time", "SELECT count(*) FROM v_events WHERE time LIKE '" + minute_text + "%'", 50},
+      {"exact path, typical", "SELECT count(*) FROM v_events WHERE path = " + quoted(typical_path), 50},
+      {"exact path, busiest", "SELECT count(*) FROM v_events WHERE path = " + quoted(busy_path), 50},
+      {"path LIKE a folder", "SELECT count(*) FROM v_events WHERE path LIKE " + quoted(prefix + "%"), 50},
+      {"process image", "SELECT count(*) FROM v_events WHERE process = " + quoted(image), 50},
+      {"pid", "SELECT count(*) FROM v_events WHERE pid = " + pid, 50},
+      {"path, newest 20",
+       "SELECT * FROM v_events WHERE path = " + quoted(typical_path) + " ORDER BY time_ns DESC LIMIT 20", 50},
+  };
+  std::printf("%-30s %10s %8s %9s\n", "v_events", "ms", "goal ms", "rows");
+  for (const Case& c : cases) {
+    const auto started = Clock::now();
+    SQLite::Statement query(db, c.sql);
+    std::size_t rows = 0;
+    std::string first;
+    while (query.executeStep()) {
+      if (rows++ == 0) first = query.getColumn(0).getString();
+    }
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+    const bool counted = c.sql.rfind("SELECT count", 0) == 0;
+    std::printf("%-30s %10.1f %8.0f %9s%s\n", c.what, ms, c.goal_ms,
+                counted ? first.c_str() : std::to_string(rows).c_str(), ms <= c.goal_ms ? "" : "  over");
+  }
+}
+
 }  // namespace
 
 // ---- soak: weeks of activity compressed in time --------------------------
@@ -646,6 +709,7 @@ int main(int argc, char** argv) {
              "--rate is then the mean events per simulated second", cxxopts::value<double>())
     ("only", "run only these of a,b,c,d,e,f (default: all)", cxxopts::value<std::string>()->default_value("abcdef"))
     ("queries", "time every report on the --db database (made first, by (c), if it does not exist)")
+    ("views", "time what a SQLite browser's user asks of v_events on the --db database (made first, as for --queries)")
     ("import", "time reading, decoding and importing this .etl file instead", cxxopts::value<std::string>())
     ("decoder", "time the ETW decoder on N synthetic FileIo operations, with and without their OperationEnd",
       cxxopts::value<std::uint64_t>())
@@ -693,9 +757,9 @@ int main(int argc, char** argv) {
       fs::remove_all(dir);
       return 0;
     }
-    if (args.count("queries")) {
+    if (args.count("queries") || args.count("views")) {
       if (!args.count("db")) {
-        std::cerr << "etwaudit-bench: --queries needs --db\n";
+        std::cerr << "etwaudit-bench: --queries and --views need --db\n";
         return 2;
       }
       const std::string db = args["db"].as<std::string>();
@@ -706,7 +770,10 @@ int main(int argc, char** argv) {
                     static_cast<unsigned long long>(events), shape.rate);
         pipeline(db, shape, events, batch_size, rss, wal);
       }
-      query_benchmark(db);
+      if (args.count("views"))
+        views_benchmark(db);
+      else
+        query_benchmark(db);
       return 0;
     }
     const fs::path dir = args.count("dir") ? fs::path(args["dir"].as<std::string>())
