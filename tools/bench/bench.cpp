@@ -412,7 +412,7 @@ void query_benchmark(const std::string& path) {
   }
 }
 
-// Times what a user of a SQLite browser types against v_events (issue: each
+// Times what a user of a SQLite browser types against v_events (the goal: each
 // natural filter within 50 ms, the browser's count and first page within 1 s),
 // with plain SQL on a plain connection, as a browser would send it.
 void views_benchmark(const std::string& path) {
