@@ -16,8 +16,9 @@
 // (a) and (b) time only the database work; (c), (d), (e) time the whole run,
 // wall clock. (a) runs before and after each pipeline, and each ratio is
 // against the mean of the two beside it: the speed of a shared host drifts
-// during a run, by as much as half between one phase and the next. Bytes per event are the database's size over the
-// events it stands for (for (d), over the events it still keeps).
+// during a run, by as much as half between one phase and the next. Bytes per
+// event are the database's size over the events it stands for (for (d), over
+// the events it still keeps).
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
@@ -334,6 +335,25 @@ void import_benchmark(const std::string& trace, const fs::path& dir) {
 
 // Times every report on an existing database: over all of it, and over one
 // hour with one path or one process, as people ask.
+// The files and the process both query benchmarks ask about: the busiest
+// file, one of middling popularity (a tenth of the way down the files by
+// events) and the busiest process (its process_id).
+struct Landmarks {
+  std::string busy_path, typical_path, busy_process_id;
+};
+Landmarks find_landmarks(SQLite::Database& db) {
+  auto text = [&](const std::string& sql) { return db.execAndGet(sql).getString(); };
+  Landmarks found;
+  found.busy_path = text(
+      "SELECT path FROM files WHERE file_id = (SELECT file_id FROM activity GROUP BY file_id ORDER BY sum(events) DESC "
+      "LIMIT 1)");
+  found.typical_path = text(
+      "SELECT path FROM files WHERE file_id = (SELECT file_id FROM activity GROUP BY file_id ORDER BY sum(events) DESC "
+      "LIMIT 1 OFFSET (SELECT count(DISTINCT file_id) / 10 FROM activity))");
+  found.busy_process_id = text("SELECT process_id FROM activity GROUP BY process_id ORDER BY sum(events) DESC LIMIT 1");
+  return found;
+}
+
 void query_benchmark(const std::string& path) {
   auto db = etwaudit::open_read_only(path);
   etwaudit::prepare_read_connection(*db);
@@ -346,16 +366,10 @@ void query_benchmark(const std::string& path) {
   const std::int64_t hour = (first_hour + last_hour) / 2;
   const std::int64_t since = hour * etwaudit::ns_per_hour + 1397 * etwaudit::ns_per_second + 123456789;
   const std::int64_t until = since + etwaudit::ns_per_hour;
-  // The busiest file and process, and a file of middling popularity.
-  const std::string busy_path = text(
-      "SELECT path FROM files WHERE file_id = (SELECT file_id FROM activity GROUP BY file_id ORDER BY sum(events) DESC "
-      "LIMIT 1)");
-  const std::string typical_path = text(
-      "SELECT path FROM files WHERE file_id = (SELECT file_id FROM activity GROUP BY file_id ORDER BY sum(events) DESC "
-      "LIMIT 1 OFFSET (SELECT count(DISTINCT file_id) / 10 FROM activity))");
-  const std::string busy_pid = std::to_string(
-      number("SELECT pid FROM processes WHERE process_id = (SELECT process_id FROM activity GROUP BY process_id "
-             "ORDER BY sum(events) DESC LIMIT 1)"));
+  const Landmarks landmarks = find_landmarks(*db);
+  const std::string& busy_path = landmarks.busy_path;
+  const std::string& typical_path = landmarks.typical_path;
+  const std::string busy_pid = text("SELECT pid FROM processes WHERE process_id = " + landmarks.busy_process_id);
   std::printf("database %s: %lld events, hours %s .. %s\n", path.c_str(), static_cast<long long>(events),
               etwaudit::format_iso8601(first_hour * etwaudit::ns_per_hour).c_str(),
               etwaudit::format_iso8601(last_hour * etwaudit::ns_per_hour).c_str());
@@ -426,16 +440,11 @@ void views_benchmark(const std::string& path) {
   const std::string minute = text("SELECT (min(id) + max(id)) / 2 / 60000000000 * 60000000000 FROM events");
   const std::string minute_end = std::to_string(std::stoll(minute) + 60 * etwaudit::ns_per_second - 1);
   const std::string minute_text = text("SELECT strftime('%Y-%m-%dT%H:%M', " + minute + " / 1000000000, 'unixepoch')");
-  const std::string busy_path = text(
-      "SELECT path FROM files WHERE file_id = (SELECT file_id FROM activity GROUP BY file_id ORDER BY sum(events) DESC "
-      "LIMIT 1)");
-  const std::string typical_path = text(
-      "SELECT path FROM files WHERE file_id = (SELECT file_id FROM activity GROUP BY file_id ORDER BY sum(events) DESC "
-      "LIMIT 1 OFFSET (SELECT count(DISTINCT file_id) / 10 FROM activity))");
-  const std::string busy_process =
-      text("SELECT process_id FROM activity GROUP BY process_id ORDER BY sum(events) DESC LIMIT 1");
-  const std::string image = text("SELECT image FROM processes WHERE process_id = " + busy_process);
-  const std::string pid = text("SELECT pid FROM processes WHERE process_id = " + busy_process);
+  const Landmarks landmarks = find_landmarks(db);
+  const std::string& busy_path = landmarks.busy_path;
+  const std::string& typical_path = landmarks.typical_path;
+  const std::string image = text("SELECT image FROM processes WHERE process_id = " + landmarks.busy_process_id);
+  const std::string pid = text("SELECT pid FROM processes WHERE process_id = " + landmarks.busy_process_id);
   const std::string prefix = typical_path.substr(0, typical_path.find_last_of("\\/") + 1);
   std::printf("database %s; minute %s; busy path %s; typical path %s; busy process %s (pid %s)\n\n", path.c_str(),
               minute_text.c_str(), busy_path.c_str(), typical_path.c_str(), image.c_str(), pid.c_str());
@@ -819,22 +828,17 @@ int main(int argc, char** argv) {
     bare_run();
     PhaseResult d, e, f;
     std::size_t d_at = 0, e_at = 0, f_at = 0;  // the bare run before each
-    if (runs('d')) {
-      d_at = bare.size() - 1;
-      d = pipeline((dir / "retention.db").string(), shape, events, batch_size, unused_rss, unused_wal, with_retention);
+    // A pipeline between two bare runs; before: the index of the first.
+    auto beside_bare = [&](const char* file, const PipelineSetup& setup, std::size_t& before) {
+      before = bare.size() - 1;
+      const PhaseResult result =
+          pipeline((dir / file).string(), shape, events, batch_size, unused_rss, unused_wal, setup);
       bare_run();
-    }
-    if (runs('e')) {
-      e_at = bare.size() - 1;
-      e = pipeline((dir / "coalescing.db").string(), shape, events, batch_size, unused_rss, unused_wal,
-                   with_coalescing);
-      bare_run();
-    }
-    if (runs('f')) {
-      f_at = bare.size() - 1;
-      f = pipeline((dir / "both.db").string(), shape, events, batch_size, unused_rss, unused_wal, with_both);
-      bare_run();
-    }
+      return result;
+    };
+    if (runs('d')) d = beside_bare("retention.db", with_retention, d_at);
+    if (runs('e')) e = beside_bare("coalescing.db", with_coalescing, e_at);
+    if (runs('f')) f = beside_bare("both.db", with_both, f_at);
     PhaseResult a = bare.front();  // the figures of the bare runs together
     a.seconds = a.cpu = 0;
     double slowest = 1e300, fastest = 0;
