@@ -146,8 +146,7 @@ struct Figures {
   Table operations, coverage, runs;
   std::vector<RunMark> run_marks;
   std::vector<Gap> gaps;
-  std::optional<std::int64_t> span_from, span_until;
-  std::int64_t bucket_ns = ns_per_hour;
+  std::int64_t bucket_ns = ns_per_hour;  // the timeline's (an hour for a window without data)
   std::vector<Bar> bars;
   std::optional<std::int64_t> pruned_before, totals_pruned_before;
   struct Unresolved {
@@ -237,13 +236,13 @@ void add_up(const QueryFilters& filters, Figures& figures) {
 
 void read_time(SQLite::Database& db, const HtmlReportRequest& request, Figures& figures) {
   const Report& sql = html_report_sql();
-  const Table span = run_statements(db, {section(sql, "span")}, request.filters, {}).front();
-  if (!span.rows.empty() && span.rows[0][0].type != Cell::Type::null && span.rows[0][1].type != Cell::Type::null) {
-    figures.span_from = integer(span.rows[0][0]);
-    figures.span_until = integer(span.rows[0][1]);
+  if (request.bucket) {
+    figures.bucket_ns = *request.bucket;
+  } else {
+    const Table span = run_statements(db, {section(sql, "span")}, request.filters, {}).front();
+    if (!span.rows.empty() && span.rows[0][0].type != Cell::Type::null && span.rows[0][1].type != Cell::Type::null)
+      figures.bucket_ns = timeline_bucket_for(integer(span.rows[0][1]) - integer(span.rows[0][0]));
   }
-  figures.bucket_ns = request.bucket.value_or(
-      figures.span_from ? timeline_bucket_for(*figures.span_until - *figures.span_from) : ns_per_hour);
   const Report& timeline = canned("timeline");
   const auto buckets = run_statements(db, timeline.sections, request.filters, bucket_params(figures.bucket_ns));
   for (const auto& row : buckets.front().rows)
