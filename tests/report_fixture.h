@@ -34,7 +34,10 @@ inline std::int64_t at(const char* clock) {  // "10:00:01" on 2026-12-02, UTC
 
 class ReportFixture {
  public:
-  ReportFixture() {
+  // small_slots: two events a segment and two segments a slot, so that the
+  // reports read events across several slot tables and segment edges;
+  // otherwise one segment an hour, all in the first slot.
+  explicit ReportFixture(bool small_slots = true) {
     {
       WriteDatabase database(m_path);
       Catalog catalog;
@@ -65,7 +68,13 @@ class ReportFixture {
         e.size = size;
         return e;
       };
+      auto sized = [small_slots](EventWriter& writer) {
+        if (!small_slots) return;
+        writer.set_segment_capacity(2);
+        writer.set_slot_rows(4);
+      };
       EventWriter first(database.db(), catalog, SelfExclusion{});
+      sized(first);
       first.begin_run("replay:first.jsonl", "host");
       std::vector<FileEvent> batch = {
           event("10:00:01", notepad, Op::open, notes),          event("10:00:02", notepad, Op::read, notes, 0, 100),
@@ -75,6 +84,7 @@ class ReportFixture {
       first.write_batch(batch, stats);
       first.end_run("end of input", stats);
       EventWriter second(database.db(), catalog, SelfExclusion{});
+      sized(second);
       second.begin_run("replay:second.jsonl", "host");
       batch = {event("11:00:05", notepad, Op::read, notes, 0, 100),
                event("11:00:06", cp, Op::write, linux_notes, 0, 10), event("11:00:07", cp, Op::remove, linux_notes),

@@ -470,9 +470,9 @@ TEST_CASE("query errors say what was wrong, with the right exit code", "[cli][qu
   auto no_argument = run(dir, {"query", "file-history", "--db", db});
   CHECK(no_argument.exit_code == 2);
   CHECK_THAT(no_argument.err, Catch::Contains("file-history needs a path"));
-  auto write = run(dir, {"query", "--sql", "DELETE FROM events", "--db", db});
+  auto write = run(dir, {"query", "--sql", "DELETE FROM events_00", "--db", db});
   CHECK(write.exit_code == 1);
-  CHECK_THAT(write.err, Catch::Contains("queries may only read the database: DELETE from 'events' is refused"));
+  CHECK_THAT(write.err, Catch::Contains("queries may only read the database: DELETE from 'events_00' is refused"));
   CHECK(query_int(db, "SELECT sum(coalesce(count, 1)) FROM events") == 164);
   auto bad_sql = run(dir, {"query", "--sql", "SELECT nonsense FROM nowhere", "--db", db});
   CHECK(bad_sql.exit_code == 1);

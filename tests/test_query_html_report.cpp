@@ -200,7 +200,7 @@ TEST_CASE("after pruning the page says since when detail is gone, and its rankin
   {
     WriteDatabase database(fixture.path());
     Pruner pruner(database.db());
-    REQUIRE(pruner.prune(RetentionPolicy{30 * ns_per_minute, std::nullopt}, at("11:00:08")).segments == 1);
+    REQUIRE(pruner.prune(RetentionPolicy{30 * ns_per_minute, std::nullopt}, at("11:00:08")).segments == 4);  // hour 10
   }
   const std::string html = page(fixture);
   CHECK(ranking(html, "top-files", "data-path", "data-processes") == files_before);

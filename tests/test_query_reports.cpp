@@ -258,8 +258,9 @@ TEST_CASE("reports over pruned hours answer from the hourly totals, listings kee
     WriteDatabase database(fixture.path());
     Pruner pruner(database.db());
     const PruneResult pruned = pruner.prune(RetentionPolicy{30 * ns_per_minute, std::nullopt}, at("11:00:08"));
-    REQUIRE(pruned.segments == 1);  // hour 10; hour 11's segment is the newest
+    REQUIRE(pruned.segments == 4);  // hour 10, in 4 segments and 2 slots; hour 11's are newer
     CHECK(pruned.events == 8);
+    CHECK(pruned.folded_segments == 4);
   }
   for (std::size_t i = 0; i < asked.size(); ++i) {
     INFO(asked[i].first);
@@ -275,7 +276,7 @@ TEST_CASE("reports over pruned hours answer from the hourly totals, listings kee
 }
 
 TEST_CASE("a pruned segment alone in its hour answers the reports as its hourly totals would", "[reports][retention]") {
-  ReportFixture fixture;
+  ReportFixture fixture(false);  // one segment an hour
   {
     WriteDatabase database(fixture.path());
     Pruner pruner(database.db());

@@ -194,7 +194,7 @@ TEST_CASE("a write error ends the run as failed instead of losing events silentl
   Store store;
   // Make every insert fail, as a full disk would.
   store.database.db().exec(
-      "CREATE TRIGGER no_room BEFORE INSERT ON events BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END");
+      "CREATE TRIGGER no_room BEFORE INSERT ON events_00 BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END");
   CountingSource source(100, false);
   auto result = run_collection(source, store.catalog, store.writer, store.stats, CollectionOptions{});
   CHECK(result.failed);

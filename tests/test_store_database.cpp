@@ -12,6 +12,7 @@
 #include "store/database.h"
 #include "store/database_files.h"
 #include "store/embedded_sql.h"
+#include "store/event_slots.h"
 #include "temp_dir.h"
 
 #ifndef _WIN32
@@ -49,8 +50,12 @@ TEST_CASE("a new database gets the whole schema, in WAL mode", "[database]") {
     // Whatever the SQLite build's default: pruning must not write every
     // deleted row and freed page once more.
     CHECK(db.execAndGet("PRAGMA secure_delete").getInt() == 0);
-    for (const char* table : {"ops", "files", "processes", "events", "segments", "activity", "collector_runs"})
+    for (const char* table : {"ops", "files", "processes", "events_00", "events_15", "event_slots", "segments",
+                              "activity", "collector_runs"})
       CHECK(db.tableExists(table));
+    CHECK(db.execAndGet("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name GLOB 'events_[0-9][0-9]'")
+              .getInt() == event_slot_count);
+    CHECK(db.execAndGet("SELECT count(*) FROM event_slots").getInt() == event_slot_count);
     CHECK(db.execAndGet("SELECT name FROM ops WHERE op = 1").getString() == "write");
     CHECK(db.execAndGet("SELECT count(*) FROM ops").getInt() == 13);
   }
@@ -226,7 +231,7 @@ TEST_CASE("the writer lock goes away with the writer", "[database]") {
   const auto path = dir.file("audit.db");
   { WriteDatabase first(path); }
   WriteDatabase second(path);
-  CHECK(second.db().tableExists("events"));
+  CHECK(second.db().tableExists("events_00"));
 }
 
 TEST_CASE("a reader never creates a database", "[database]") {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <random>
+#include <set>
 #include <tuple>
 
 #include "core/time_format.h"
@@ -234,6 +235,10 @@ TEST_CASE("a schema v4 database, which counted failed operations as the others, 
     // Back to what a v4 writer stored: the failed events in events, their
     // operation's column and minute_totals, and no failed columns.
     SQLite::Database db(path, SQLite::OPEN_READWRITE);
+    // (schema v9: one events table)
+    db.exec("DROP VIEW v_events; DROP VIEW events; CREATE VIEW v_events AS SELECT 1");
+    for (int slot = 1; slot < event_slot_count; ++slot) db.exec("DROP TABLE " + event_table(slot));
+    db.exec("DROP TABLE event_slots; ALTER TABLE segments DROP COLUMN slot; ALTER TABLE events_00 RENAME TO events");
     std::string per_op;
     for (const ActivityColumns& column : activity_columns)
       per_op += std::string(", ") + column.count + " = " + column.count +
@@ -260,4 +265,64 @@ TEST_CASE("a schema v4 database, which counted failed operations as the others, 
   CHECK(database.db().execAndGet("PRAGMA user_version").getInt() == program_schema_version());
   CHECK(snapshot(database.db()) == written);
   CHECK(database.db().execAndGet("PRAGMA integrity_check").getString() == "ok");
+}
+
+TEST_CASE("events go round the ring of slot tables, and pruning empties whole slots", "[retention][slots]") {
+  TempDir dir;
+  const std::string path = dir.file("audit.db");
+  RandomEvents input;
+  input.step = ns_per_second / 20;  // 72,000 events an hour
+  auto count = [](SQLite::Database& db, const std::string& sql) { return db.execAndGet(sql).getInt64(); };
+  std::set<int> slots_seen;
+  int wraps = 0, last_slot = 0;
+  std::int64_t emptied = 0;  // slots found empty after having held events
+  for (int restart = 0; restart < 2; ++restart) {
+    WriteDatabase database(path);
+    auto& db = database.db();
+    Catalog catalog;
+    RunStats stats;
+    EventWriter writer(db, catalog, SelfExclusion{});
+    writer.set_segment_capacity(512);
+    writer.set_slot_rows(2048);
+    writer.begin_run("test", "host");
+    Pruner pruner(db);
+    for (int round = 0; round < 40; ++round) {
+      auto batch = input.batch(catalog, 2500);
+      writer.write_batch(batch, stats);
+      const int slot = static_cast<int>(count(db, "SELECT slot FROM segments ORDER BY segment_id DESC LIMIT 1"));
+      wraps += slot < last_slot;
+      last_slot = slot;
+      slots_seen.insert(slot);
+      // Ten minutes of raw events: about six slots of the sixteen.
+      pruner.prune(RetentionPolicy{10 * ns_per_minute, std::nullopt}, writer.last_event_time());
+      if (round % 8 == 7) REQUIRE(stored_totals(db) == input.expected);
+      // The views show the kept segments' rows, and each slot holds those and
+      // the rows pruned segments left below its kept_from, no more.
+      REQUIRE(count(db, "SELECT count(*) FROM events") ==
+              count(db, "SELECT coalesce(sum(events), 0) FROM segments WHERE pruned IS NULL"));
+      REQUIRE(count(db, "SELECT count(*) FROM v_events") == count(db, "SELECT count(*) FROM events"));
+      for (int k = 0; k < event_slot_count; ++k) {
+        const std::string n = std::to_string(k);
+        const std::int64_t kept =
+            count(db, "SELECT coalesce(sum(events), 0) FROM segments WHERE pruned IS NULL AND slot = " + n);
+        const std::int64_t left = count(db, "SELECT pruned_rows FROM event_slots WHERE slot = " + n);
+        INFO("slot " << k);
+        REQUIRE(count(db, "SELECT count(*) FROM " + event_table(k)) == kept + left);
+        REQUIRE(left <= slot_rows_limit);
+        emptied += slots_seen.count(k) && kept + left == 0;
+      }
+      REQUIRE(count(db,
+                    "SELECT count(*) FROM events WHERE coalesce(ts, id) < (SELECT coalesce(pruned_before, 0) "
+                    "FROM retention)") == 0);
+    }
+    writer.end_run("end of input", stats);
+  }
+  WriteDatabase database(path);
+  auto& db = database.db();
+  CHECK(slots_seen.size() == static_cast<std::size_t>(event_slot_count));
+  CHECK(wraps >= 1);
+  CHECK(emptied > 0);
+  CHECK(count(db, "SELECT count(*) FROM hour_totals") > 0);  // busy hours were folded
+  CHECK(count(db, "SELECT sum(events) FROM minute_totals") == input.events - input.failed);
+  CHECK(db.execAndGet("PRAGMA integrity_check").getString() == "ok");
 }

@@ -91,6 +91,7 @@ CollectionResult run_collection(EventSource& source, Catalog& catalog, EventWrit
 
   const StoreSizing sizing = sizing_for(options.retention);
   writer.set_segment_capacity(sizing.segment_events);
+  writer.set_slot_rows(sizing.slot_rows);
   Checkpointer checkpointer(writer.database(), std::chrono::milliseconds(200), sizing.wal_bytes);
   std::thread source_thread([&] {
     try {

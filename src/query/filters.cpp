@@ -12,6 +12,7 @@
 #include "query/read_only_guard.h"
 #include "query/sql_functions.h"
 #include "store/activity_columns.h"
+#include "store/event_slots.h"
 
 namespace etwaudit {
 namespace {
@@ -145,13 +146,20 @@ std::string windowed_minutes(const QueryFilters& filters) {
          "\n"
          "    UNION ALL\n"
          "    SELECT time - (time % 60000000000 + 60000000000) % 60000000000, op, sum(count), sum(coalesce(size, 0))\n"
-         "    FROM (SELECT coalesce(e.ts, e.id) AS time, e.op, e.size, coalesce(e.count, 1) AS count\n"
-         "          FROM window_segments w CROSS JOIN events e ON e.id BETWEEN w.first_id AND w.last_id, bounds b\n"
-         "          WHERE (w.min_time < :whole_minutes_from OR w.max_time >= :whole_minutes_to) AND e.status IS NULL\n"
-         "            AND coalesce(e.ts, e.id) BETWEEN b.lo AND b.hi" +
-         op_condition(filters) +
-         "\n"
-         "            AND (coalesce(e.ts, e.id) < :whole_minutes_from OR coalesce(e.ts, e.id) >= :whole_minutes_to))\n"
+         "    FROM (" +
+         for_each_slot(
+             "SELECT coalesce(e.ts, e.id) AS time, e.op, e.size, coalesce(e.count, 1) AS count\n"
+             "          FROM window_segments w CROSS JOIN {events} e ON e.id BETWEEN w.first_id AND w.last_id, "
+             "bounds b\n"
+             "          WHERE w.slot = {slot} AND (w.min_time < :whole_minutes_from OR w.max_time >= "
+             ":whole_minutes_to) AND e.status IS NULL\n"
+             "            AND coalesce(e.ts, e.id) BETWEEN b.lo AND b.hi" +
+                 op_condition(filters) +
+                 "\n"
+                 "            AND (coalesce(e.ts, e.id) < :whole_minutes_from OR coalesce(e.ts, e.id) >= "
+                 ":whole_minutes_to)",
+             "\n          UNION ALL ") +
+         ")\n"
          "    GROUP BY 1, 2))";
 }
 
@@ -223,10 +231,11 @@ const std::string event_columns =
     "CASE WHEN e.count > 1 THEN coalesce(e.end_offset, e.offset + e.size) END, e.status";
 const std::string event_names = "(id, time, process_id, tid, op, file_id, offset, size, count, end_offset, status)";
 
-// One of the event CTEs, with the comma that ends it:
-// NAME(the event columns) AS (SELECT them FROM_AND_WHERE),
+// One of the event CTEs, with the comma that ends it: NAME(the event
+// columns) AS (SELECT them FROM_AND_WHERE), once for each slot table, which
+// from_and_where names {events} (its number {slot}).
 std::string event_cte(const std::string& name, const std::string& from_and_where) {
-  return name + event_names + " AS (\n  SELECT " + event_columns + "\n" + from_and_where + "),\n";
+  return name + event_names + " AS (\n" + for_each_slot("  SELECT " + event_columns + "\n" + from_and_where) + "),\n";
 }
 
 // bounds and window_segments: the window, and the segments it touches.
@@ -235,11 +244,11 @@ std::string window_ctes() {
          // inside: a kept segment wholly in the window, whose activity rows count
          // its events; pruned: a segment whose events are gone, and whose activity
          // rows count, like hour_totals, for every hour the window touches.
-         "window_segments(segment_id, hour, first_id, last_id, min_time, max_time, events, inside, pruned, whole) AS "
-         "(\n"
+         "window_segments(segment_id, hour, first_id, last_id, min_time, max_time, events, inside, pruned, whole, "
+         "slot) AS (\n"
          "  SELECT s.segment_id, s.hour, s.first_id, s.last_id, s.min_time, s.max_time, s.events,\n"
          "         s.pruned IS NULL AND s.min_time >= b.lo AND s.max_time <= b.hi, s.pruned IS NOT NULL,\n"
-         "         s.pruned IS NOT NULL OR (s.min_time >= b.lo AND s.max_time <= b.hi)\n"
+         "         s.pruned IS NOT NULL OR (s.min_time >= b.lo AND s.max_time <= b.hi), s.slot\n"
          "  FROM segments s, bounds b\n"
          "  WHERE s.max_time >= b.lo AND s.min_time <= b.hi AND s.pruned IS NULL\n"
          "     OR s.pruned IS NOT NULL AND s.hour BETWEEN coalesce(:first_hour, -9223372036854775807)"
@@ -251,25 +260,27 @@ std::string window_ctes() {
 // overlapping ones merged, so that each event is read at most once however
 // many rows point at it.
 std::string located_event_ctes(const QueryFilters& filters, const FilterConditions& c) {
-  return "located_rows(first_id, last_id, min_time, max_time, events) AS (\n"
-         "  SELECT a.first_id, a.last_id, w.min_time, w.max_time,\n"
+  // (A segment's events are in one slot: so are those of an activity row,
+  // and of overlapping ones.)
+  return "located_rows(first_id, last_id, min_time, max_time, slot, events) AS (\n"
+         "  SELECT a.first_id, a.last_id, w.min_time, w.max_time, w.slot,\n"
          "         CASE WHEN w.inside THEN " +
          activity_rows(filters, "a.") +
          " ELSE 0 END\n"
          "  FROM " +
          c.located + " WHERE NOT w.pruned" + c.on_activity +
          "),\n"
-         "located_ranges(first_id, last_id, island) AS (\n"
-         "  SELECT first_id, last_id, sum(starts) OVER (ORDER BY first_id ROWS UNBOUNDED PRECEDING) FROM (\n"
-         "    SELECT first_id, last_id,\n"
+         "located_ranges(first_id, last_id, slot, island) AS (\n"
+         "  SELECT first_id, last_id, slot, sum(starts) OVER (ORDER BY first_id ROWS UNBOUNDED PRECEDING) FROM (\n"
+         "    SELECT first_id, last_id, slot,\n"
          "           coalesce(first_id > max(last_id) OVER (ORDER BY first_id ROWS BETWEEN UNBOUNDED PRECEDING"
          " AND 1 PRECEDING), 1) AS starts\n"
          "    FROM located_rows)),\n"
-         "event_ranges(first_id, last_id) AS (\n"
-         "  SELECT min(first_id), max(last_id) FROM located_ranges GROUP BY island),\n" +
+         "event_ranges(first_id, last_id, slot) AS (\n"
+         "  SELECT min(first_id), max(last_id), min(slot) FROM located_ranges GROUP BY island),\n" +
          event_cte("windowed_events",
-                   "  FROM event_ranges r CROSS JOIN events e ON e.id BETWEEN r.first_id AND r.last_id, bounds b\n"
-                   "  WHERE 1" +
+                   "  FROM event_ranges r CROSS JOIN {events} e ON e.id BETWEEN r.first_id AND r.last_id, bounds b\n"
+                   "  WHERE r.slot = {slot}" +
                        c.on_events) +
          // The newest-first listings need only the last few ranges: counting the
          // located rows of segments wholly inside the window from the newest,
@@ -283,9 +294,9 @@ std::string located_event_ctes(const QueryFilters& filters, const FilterConditio
          "        FROM located_rows WHERE events > 0)\n"
          "  WHERE newer < coalesce(:limit, 50)),\n" +
          event_cte("newest_events",
-                   "  FROM newest_bound n CROSS JOIN event_ranges r CROSS JOIN events e\n"
+                   "  FROM newest_bound n CROSS JOIN event_ranges r CROSS JOIN {events} e\n"
                    "       ON e.id BETWEEN max(r.first_id, n.id) AND r.last_id, bounds b\n"
-                   "  WHERE r.last_id >= n.id" +
+                   "  WHERE r.slot = {slot} AND r.last_id >= n.id" +
                        c.on_events) +
          // And the oldest-first ones only the first: the located rows taken by
          // the latest time of their segment, as many as reach :limit events, end
@@ -298,18 +309,19 @@ std::string located_event_ctes(const QueryFilters& filters, const FilterConditio
          "      FROM located_rows WHERE events > 0)\n"
          "    WHERE up_to >= coalesce(:limit, 1000)) AS u),\n" +
          event_cte("oldest_events",
-                   "  FROM oldest_bound o CROSS JOIN event_ranges r CROSS JOIN events e\n"
+                   "  FROM oldest_bound o CROSS JOIN event_ranges r CROSS JOIN {events} e\n"
                    "       ON e.id BETWEEN r.first_id AND min(r.last_id, o.last_id), bounds b\n"
-                   "  WHERE r.first_id <= o.last_id AND coalesce(e.ts, e.id) <= o.time" +
+                   "  WHERE r.slot = {slot} AND r.first_id <= o.last_id AND coalesce(e.ts, e.id) <= o.time" +
                        c.on_events);
 }
 
-// The same without a pick: the window's events in id order.
+// The same without a pick: the window's events in id order (the rows pruned
+// segments leave in a slot lie below every kept segment's: sql/0009).
 std::string scanned_event_ctes(const QueryFilters& filters, const FilterConditions& c) {
   return event_cte("windowed_events",
-                   "  FROM events e, bounds b\n"
-                   "  WHERE e.id BETWEEN (SELECT min(first_id) FROM window_segments) AND (SELECT max(last_id) FROM "
-                   "window_segments)" +
+                   "  FROM {events} e, bounds b\n"
+                   "  WHERE e.id BETWEEN (SELECT min(first_id) FROM window_segments WHERE NOT pruned) AND (SELECT "
+                   "max(last_id) FROM window_segments WHERE NOT pruned)" +
                        c.on_events) +
          "newest_events AS (SELECT * FROM windowed_events),\n"
          // The oldest-first listings without a pick need only the first
@@ -326,9 +338,10 @@ std::string scanned_event_ctes(const QueryFilters& filters, const FilterConditio
                   "  WHERE up_to >= coalesce(:limit, 1000)),\n"
                 : "oldest_bound(time) AS (SELECT 9223372036854775807),\n") +
          event_cte("oldest_events",
-                   "  FROM events e, bounds b, oldest_bound o\n"
-                   "  WHERE e.id BETWEEN (SELECT min(first_id) FROM window_segments)"
-                   " AND (SELECT max(last_id) FROM window_segments, oldest_bound o WHERE min_time <= o.time)\n"
+                   "  FROM {events} e, bounds b, oldest_bound o\n"
+                   "  WHERE e.id BETWEEN (SELECT min(first_id) FROM window_segments WHERE NOT pruned)"
+                   " AND (SELECT max(last_id) FROM window_segments, oldest_bound o WHERE NOT pruned AND min_time <= "
+                   "o.time)\n"
                    "    AND coalesce(e.ts, e.id) <= o.time" +
                        c.on_events);
 }
@@ -349,13 +362,13 @@ std::string activity_ctes(const QueryFilters& filters, const FilterConditions& c
          "  WHERE w.whole" +
          c.on_activity +
          "\n"
-         "  UNION ALL\n"
-         "  SELECT w.segment_id, w.hour, e.process_id, e.file_id, " +
-         counted_select_list(filters) +
-         "\n"
-         "  FROM window_segments w CROSS JOIN events e ON e.id BETWEEN w.first_id AND w.last_id, bounds b\n"
-         "  WHERE NOT w.whole" +
-         c.on_events +
+         "  UNION ALL\n" +
+         for_each_slot("  SELECT w.segment_id, w.hour, e.process_id, e.file_id, " + counted_select_list(filters) +
+                       "\n"
+                       "  FROM window_segments w CROSS JOIN {events} e ON e.id BETWEEN w.first_id AND w.last_id, "
+                       "bounds b\n"
+                       "  WHERE NOT w.whole AND w.slot = {slot}" +
+                       c.on_events) +
          "\n"
          // Events pruned from busy hours live on as hourly totals: every hour the
          // window touches (those of pruned segments alone in their hour, above).

@@ -66,11 +66,18 @@ std::string activity_merge_sql() {
 // INSERT of `rows` events in one statement: one statement execution per row
 // would spend more time starting and finishing the statement than inserting.
 constexpr int event_columns = 11;
-std::string event_insert_sql(int rows) {
-  std::string sql =
-      "INSERT INTO events (id, ts, process_id, tid, op, file_id, offset, size, count, end_offset, status) VALUES ";
+std::string event_insert_sql(int slot, int rows) {
+  std::string sql = "INSERT INTO " + event_table(slot) +
+                    " (id, ts, process_id, tid, op, file_id, offset, size, count, end_offset, status) VALUES ";
   for (int i = 0; i < rows; ++i) sql += i ? ", (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" : "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
   return sql;
+}
+
+// The INSERT of `rows` events into each slot table.
+std::vector<BulkStatement> event_inserts(SQLite::Database& db, int rows) {
+  std::vector<BulkStatement> inserts;
+  for (int slot = 0; slot < event_slot_count; ++slot) inserts.emplace_back(db, event_insert_sql(slot, rows));
+  return inserts;
 }
 
 void bind_text_or_null(SQLite::Statement& statement, int index, const std::string& text) {
@@ -118,13 +125,13 @@ EventWriter::EventWriter(SQLite::Database& db, Catalog& catalog, SelfExclusion s
       m_self(std::move(self)),
       m_selected_ops(m_filter.selected_ops()),
       m_device_map(device_map),
-      m_insert_event(db, event_insert_sql(1)),
-      m_insert_events(db, event_insert_sql(rows_per_insert)),
+      m_insert_event(event_inserts(db, 1)),
+      m_insert_events(event_inserts(db, rows_per_insert)),
       m_upsert_activity(db, activity_upsert_sql()),
       m_upsert_segment(
           db,
-          "INSERT OR REPLACE INTO segments (segment_id, hour, first_id, last_id, min_time, max_time, events) "
-          "VALUES (?, ?, ?, ?, ?, ?, ?)"),
+          "INSERT OR REPLACE INTO segments (segment_id, hour, first_id, last_id, min_time, max_time, events, slot) "
+          "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
       m_upsert_minute(db,
                       "INSERT INTO minute_totals (minute, op, events, bytes) VALUES (?, ?, ?, ?) "
                       "ON CONFLICT (minute, op) DO UPDATE SET events = events + excluded.events, "
@@ -135,10 +142,13 @@ EventWriter::EventWriter(SQLite::Database& db, Catalog& catalog, SelfExclusion s
                           "ORDER BY file_id LIMIT 1"),
       m_insert_file(db, "INSERT INTO files (path, nt_path, file_key, name_source) VALUES (?, ?, ?, ?)"),
       m_name_file(db, "UPDATE files SET path = ?, nt_path = ?, name_source = 'backfill' WHERE file_id = ?"),
-      // The events of file ?2 are in the id ranges of its activity rows.
-      m_move_file_events(db,
-                         "UPDATE events SET file_id = ?1 WHERE id IN (SELECT e.id FROM activity a JOIN events e "
-                         "ON e.id BETWEEN a.first_id AND a.last_id WHERE a.file_id = ?2 AND e.file_id = ?2)"),
+      // Nothing of a kept segment is in it, nor anything pruned (sql/0009).
+      m_slot_is_empty(db,
+                      "SELECT pruned_rows = 0 AND NOT EXISTS (SELECT 1 FROM segments WHERE slot = ?1 AND pruned IS "
+                      "NULL) FROM event_slots WHERE slot = ?1"),
+      m_file_slots(db,
+                   "SELECT DISTINCT s.slot FROM activity a JOIN segments s ON s.segment_id = a.segment_id "
+                   "WHERE a.file_id = ?1 AND s.pruned IS NULL"),
       m_merge_file_activity(db, activity_merge_sql()),
       m_find_process(db,
                      "SELECT process_id FROM processes WHERE pid = ? AND start_time IS ? AND image IS ? "
@@ -150,8 +160,17 @@ EventWriter::EventWriter(SQLite::Database& db, Catalog& catalog, SelfExclusion s
                    "UPDATE collector_runs SET last_commit_at = ?, events_received = ?, events_written = ?, "
                    "events_dropped = ?, events_lost = ?, events_excluded = ?, bad_input = ?, unresolved = ?, "
                    "first_event_at = ?, last_event_at = ?, rundown_names = ? WHERE run_id = ?") {
-  m_last_event_id = db.execAndGet("SELECT coalesce(max(id), 0) FROM events").getInt64();
+  m_last_event_id = db.execAndGet("SELECT coalesce(max(id), 0) FROM (" +
+                                  for_each_slot("SELECT max(id) AS id FROM {events}", " UNION ALL ") + ")")
+                        .getInt64();
   m_last_segment_id = db.execAndGet("SELECT coalesce(max(segment_id), 0) FROM segments").getInt64();
+  // Events go on into the slot of the newest segment.
+  m_slot = db.execAndGet("SELECT coalesce((SELECT slot FROM segments ORDER BY segment_id DESC LIMIT 1), 0)").getInt();
+  SQLite::Statement rows(db,
+                         "SELECT pruned_rows + (SELECT coalesce(sum(events), 0) FROM segments WHERE slot = ?1 AND "
+                         "pruned IS NULL) FROM event_slots WHERE slot = ?1");
+  rows.bind(1, m_slot);
+  m_slot_rows = rows.executeStep() ? rows.getColumn(0).getInt64() : 0;
 }
 
 void EventWriter::begin_run(const std::string& source, const std::string& host, std::uint32_t collector_pid, bool live,
@@ -233,7 +252,26 @@ void EventWriter::apply_resolutions() {
 }
 
 void EventWriter::merge_file(std::int64_t from, std::int64_t into) {
-  for (SQLite::Statement* statement : {&m_move_file_events, &m_merge_file_activity}) {
+  // The events of file `from` are in the id ranges of its activity rows, in
+  // the slots of their segments.
+  std::vector<int> slots;
+  m_file_slots.reset();
+  m_file_slots.bind(1, from);
+  while (m_file_slots.executeStep()) slots.push_back(m_file_slots.getColumn(0).getInt());
+  std::vector<SQLite::Statement*> statements;
+  for (int slot : slots) {
+    if (slot < 0 || slot >= event_slot_count) continue;
+    auto& move = m_move_file_events[static_cast<std::size_t>(slot)];
+    if (!move)
+      move.emplace(m_db, "UPDATE " + event_table(slot) +
+                             " SET file_id = ?1 WHERE id IN (SELECT e.id FROM activity a JOIN segments s ON "
+                             "s.segment_id = a.segment_id AND s.slot = " +
+                             std::to_string(slot) + " AND s.pruned IS NULL JOIN " + event_table(slot) +
+                             " e ON e.id BETWEEN a.first_id AND a.last_id WHERE a.file_id = ?2 AND e.file_id = ?2)");
+    statements.push_back(&*move);
+  }
+  statements.push_back(&m_merge_file_activity);
+  for (SQLite::Statement* statement : statements) {
     statement->reset();
     statement->bind(1, into);
     statement->bind(2, from);
@@ -316,12 +354,29 @@ void EventWriter::add_to_segment(std::int64_t id, std::int64_t time) {
   const std::int64_t hour = floor_div(time, ns_per_hour);
   if (m_segment.id == 0 || m_segment.events >= m_segment_capacity || m_segment.hour != hour) {
     if (m_segment.id != 0) m_touched.push_back(m_segment);
-    m_segment = Segment{++m_last_segment_id, hour, id, id, time, time, 0};
+    // A full slot hands over to the next once retention has emptied it (a
+    // slot never holds two stretches of time: sql/0009); until then it grows.
+    const int next = (m_slot + 1) % event_slot_count;
+    if (m_slot_rows >= m_slot_rows_target && slot_is_empty(next)) {
+      insert_pending();  // the rows queued for the slot left behind
+      m_slot = next;
+      m_slot_rows = 0;
+    }
+    m_segment = Segment{++m_last_segment_id, hour, id, id, time, time, 0, m_slot};
   }
+  ++m_slot_rows;
   m_segment.last_id = id;
   m_segment.min_time = std::min(m_segment.min_time, time);
   m_segment.max_time = std::max(m_segment.max_time, time);
   ++m_segment.events;
+}
+
+bool EventWriter::slot_is_empty(int slot) {
+  m_slot_is_empty.reset();
+  m_slot_is_empty.bind(1, slot);
+  const bool empty = m_slot_is_empty.executeStep() && m_slot_is_empty.getColumn(0).getInt() != 0;
+  m_slot_is_empty.reset();
+  return empty;
 }
 
 void EventWriter::insert_pending() {
@@ -329,7 +384,7 @@ void EventWriter::insert_pending() {
   const bool full = m_pending_count == rows_per_insert;
   // A short tail goes in row by row; it happens once a batch.
   for (int start = 0; start < m_pending_count; start += full ? rows_per_insert : 1) {
-    BulkStatement& insert = full ? m_insert_events : m_insert_event;
+    BulkStatement& insert = (full ? m_insert_events : m_insert_event)[static_cast<std::size_t>(m_slot)];
     const int rows = full ? rows_per_insert : 1;
     for (int row = 0; row < rows; ++row) {
       const EventRow& pending = m_pending[start + row];
@@ -359,7 +414,8 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
   auto by_time = [](const FileEvent& a, const FileEvent& b) { return a.time < b.time; };
   if (!std::is_sorted(batch.begin(), batch.end(), by_time)) std::stable_sort(batch.begin(), batch.end(), by_time);
 
-  const Position before{m_last_event_id, m_segment, m_last_segment_id, m_first_event_time, m_last_event_time};
+  const Position before{m_last_event_id,   m_segment, m_last_segment_id, m_first_event_time,
+                        m_last_event_time, m_slot,    m_slot_rows};
   m_touched.clear();
   m_activity.clear();
   m_minutes.clear();
@@ -401,10 +457,9 @@ EventWriter::BatchCounts EventWriter::insert_events(const std::vector<FileEvent>
     }
     const std::int64_t id = std::max(event.time, m_last_event_id + 1);
     m_last_event_id = id;
+    add_to_segment(id, event.time);  // first: it may move on to the next slot
     m_pending[m_pending_count++] = EventRow{id, process, file, &event};
     if (m_pending_count == rows_per_insert) insert_pending();
-
-    add_to_segment(id, event.time);
     m_first_event_time = std::min(m_first_event_time, event.time);
     m_last_event_time = std::max(m_last_event_time, event.time);
     ActivityTotals& totals = m_activity[ActivityKey{m_segment.id, process, file}];
@@ -473,6 +528,7 @@ void EventWriter::write_segments() {
     m_upsert_segment.bind(5, static_cast<std::int64_t>(segment.min_time));
     m_upsert_segment.bind(6, static_cast<std::int64_t>(segment.max_time));
     m_upsert_segment.bind(7, static_cast<std::int64_t>(segment.events));
+    m_upsert_segment.bind(8, segment.slot);
     m_upsert_segment.exec();
     m_upsert_segment.reset();
   }
@@ -499,12 +555,14 @@ void EventWriter::forget_batch(const Position& before) {
   m_last_segment_id = before.last_segment_id;
   m_first_event_time = before.first_event_time;
   m_last_event_time = before.last_event_time;
+  m_slot = before.slot;
+  m_slot_rows = before.slot_rows;
   // Files and processes inserted by the batch were rolled back with it.
   std::fill(m_file_ids.begin(), m_file_ids.end(), 0);
   std::fill(m_process_ids.begin(), m_process_ids.end(), 0);
   m_pending_count = 0;
-  m_insert_event.reset();
-  m_insert_events.reset();
+  for (auto* inserts : {&m_insert_event, &m_insert_events})
+    for (BulkStatement& insert : *inserts) insert.reset();
   m_upsert_activity.reset();
   m_upsert_segment.tryReset();
   m_upsert_minute.tryReset();

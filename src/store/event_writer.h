@@ -19,6 +19,7 @@
 #include <SQLiteCpp/Statement.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,6 +31,7 @@
 #include "core/file_event.h"
 #include "core/run_stats.h"
 #include "store/bulk_statement.h"
+#include "store/event_slots.h"
 #include "store/record_filter.h"
 
 namespace etwaudit {
@@ -62,6 +64,10 @@ class EventWriter {
   void set_segment_capacity(std::int64_t events) {
     m_segment_capacity = std::clamp<std::int64_t>(events, 1, segment_capacity);
   }
+
+  // Moves on to the next slot table once the current one holds this many
+  // rows (1 .. slot_rows_limit) and the next one is empty.
+  void set_slot_rows(std::int64_t rows) { m_slot_rows_target = std::clamp<std::int64_t>(rows, 1, slot_rows_limit); }
 
   // Inserts this run's collector_runs row (and closes the rows of runs that
   // died without closing their own: we hold the only writer lock).
@@ -100,6 +106,7 @@ class EventWriter {
     std::int64_t min_time = 0;  // exact time bounds
     std::int64_t max_time = 0;
     std::int64_t events = 0;
+    int slot = 0;  // events_NN holding its events
   };
 
   struct ActivityKey {
@@ -161,12 +168,15 @@ class EventWriter {
     Segment segment;
     std::int64_t last_segment_id;
     std::int64_t first_event_time, last_event_time;
+    int slot;
+    std::int64_t slot_rows;
   };
   void forget_batch(const Position& before);
 
   // Inserts the rows in m_pending.
   void insert_pending();
   void add_to_segment(std::int64_t id, std::int64_t time);
+  bool slot_is_empty(int slot);
   void save_run_counters(const RunStats& stats, std::uint64_t written, std::uint64_t excluded,
                          std::uint64_t unresolved);
 
@@ -185,6 +195,9 @@ class EventWriter {
   Segment m_segment;                   // the open segment
   std::int64_t m_segment_capacity = segment_capacity;
   std::vector<Segment> m_touched;  // segments changed by the current batch
+  int m_slot = 0;                  // the slot table events go to
+  std::int64_t m_slot_rows = 0;    // rows in it
+  std::int64_t m_slot_rows_target = slot_rows_limit;
 
   // Catalog id -> database id (0 = not looked up yet, -1 = excluded).
   std::vector<std::int64_t> m_file_ids;
@@ -206,8 +219,8 @@ class EventWriter {
   EventRow m_pending[rows_per_insert];
   int m_pending_count = 0;
 
-  BulkStatement m_insert_event;   // one row
-  BulkStatement m_insert_events;  // rows_per_insert rows
+  std::vector<BulkStatement> m_insert_event;   // one row, per slot
+  std::vector<BulkStatement> m_insert_events;  // rows_per_insert rows, per slot
   BulkStatement m_upsert_activity;
   SQLite::Statement m_upsert_segment;
   SQLite::Statement m_upsert_minute;
@@ -215,7 +228,9 @@ class EventWriter {
   SQLite::Statement m_find_unnamed_file;
   SQLite::Statement m_insert_file;
   SQLite::Statement m_name_file;
-  SQLite::Statement m_move_file_events;
+  SQLite::Statement m_slot_is_empty;
+  SQLite::Statement m_file_slots;                                                     // slots holding a file's events
+  std::array<std::optional<SQLite::Statement>, event_slot_count> m_move_file_events;  // per slot, when needed
   SQLite::Statement m_merge_file_activity;
   SQLite::Statement m_find_process;
   SQLite::Statement m_insert_process;

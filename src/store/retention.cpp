@@ -3,7 +3,9 @@
 #include <SQLiteCpp/Transaction.h>
 
 #include <string>
+#include <vector>
 
+#include "core/error.h"
 #include "core/time_format.h"
 #include "store/activity_columns.h"
 
@@ -45,6 +47,8 @@ StoreSizing sizing_for(const RetentionPolicy& policy) {
   if (!policy.max_bytes) return sizing;
   const auto cap = static_cast<std::int64_t>(std::min<std::uint64_t>(*policy.max_bytes, INT64_MAX));
   sizing.segment_events = std::clamp<std::int64_t>(cap / (32 * 64), 1024, segment_capacity);
+  sizing.slot_rows = std::clamp<std::int64_t>(static_cast<std::int64_t>(policy.limit() / (12 * 32)),
+                                              sizing.segment_events, slot_rows_limit);
   sizing.wal_bytes = std::clamp<std::int64_t>(cap / 8, 1 << 20, wal_size_limit);
   return sizing;
 }
@@ -64,15 +68,31 @@ Pruner::Pruner(SQLite::Database& db)
       m_oldest_expired(db,
                        "SELECT segment_id FROM segments WHERE max_time < ?1 AND pruned IS NULL AND segment_id < "
                        "(SELECT max(segment_id) FROM segments) ORDER BY segment_id LIMIT 1"),
-      m_segment(db, "SELECT first_id, last_id, max_time FROM segments WHERE segment_id = ?1 AND pruned IS NULL"),
+      m_segment(db, "SELECT first_id, last_id, max_time, slot FROM segments WHERE segment_id = ?1 AND pruned IS NULL"),
       m_fold(db, fold_sql()),
-      m_delete_events(db, "DELETE FROM events WHERE id BETWEEN ?1 AND ?2"),
+      // The first id of the slot's next kept segment (NULL: none is left),
+      // whether segment ?2 is the oldest kept of all, the rows left so far,
+      // and whether the writer is still adding to the slot.
+      m_slot_state(
+          db,
+          "SELECT (SELECT min(first_id) FROM segments WHERE slot = ?1 AND pruned IS NULL AND segment_id <> "
+          "?2), (SELECT min(segment_id) FROM segments WHERE pruned IS NULL) = ?2, pruned_rows, "
+          "(SELECT slot FROM segments ORDER BY segment_id DESC LIMIT 1) = ?1 FROM event_slots WHERE slot = ?1"),
+      m_leave_rows(db, "UPDATE event_slots SET kept_from = ?2, pruned_rows = pruned_rows + ?3 WHERE slot = ?1"),
+      m_slot_emptied(db,
+                     "UPDATE event_slots SET kept_from = -9223372036854775807 - 1, pruned_rows = 0 WHERE slot = ?1"),
       m_delete_activity(db, "DELETE FROM activity WHERE segment_id = ?1"),
       m_delete_segment(db, "DELETE FROM segments WHERE segment_id = ?1"),
-      m_shares_hour(db,
-                    "SELECT EXISTS (SELECT 1 FROM segments t, segments s WHERE s.segment_id = ?1 AND t.hour = s.hour "
-                    "AND t.segment_id <> s.segment_id) OR EXISTS (SELECT 1 FROM hour_totals h, segments s "
-                    "WHERE s.segment_id = ?1 AND h.hour = s.hour)"),
+      // The oldest hour whose segments are all pruned, and that has more
+      // than one or hourly totals already (one alone is its hour's totals).
+      m_foldable_hour(db,
+                      "SELECT s.hour FROM segments s WHERE s.pruned IS NOT NULL GROUP BY s.hour "
+                      "HAVING (count(*) > 1 OR EXISTS (SELECT 1 FROM hour_totals h WHERE h.hour = s.hour)) "
+                      "AND NOT EXISTS (SELECT 1 FROM segments k WHERE k.hour = s.hour AND k.pruned IS NULL) "
+                      "ORDER BY s.hour LIMIT 1"),
+      m_hour_segments(db,
+                      "SELECT segment_id, (SELECT count(*) FROM activity a WHERE a.segment_id = s.segment_id) "
+                      "FROM segments s WHERE hour = ?1 AND pruned IS NOT NULL ORDER BY segment_id"),
       m_mark_pruned(db, "UPDATE segments SET pruned = 1 WHERE segment_id = ?1"),
       m_update_retention(db,
                          "UPDATE retention SET pruned_before = max(coalesce(pruned_before, ?1), ?1), "
@@ -104,6 +124,7 @@ void Pruner::prune_segment(std::int64_t segment_id, PruneResult& result) {
   const std::int64_t first_id = m_segment.getColumn(0).getInt64();
   const std::int64_t last_id = m_segment.getColumn(1).getInt64();
   const std::int64_t max_time = m_segment.getColumn(2).getInt64();
+  const int slot = m_segment.getColumn(3).getInt();
   m_segment.reset();
   SQLite::Statement count(m_db,
                           "SELECT coalesce(sum(coalesce(rows, events)), 0), coalesce(sum(events + failed), 0) "
@@ -112,27 +133,13 @@ void Pruner::prune_segment(std::int64_t segment_id, PruneResult& result) {
   count.executeStep();
   const std::int64_t rows = count.getColumn(0).getInt64(), events = count.getColumn(1).getInt64();
 
-  m_delete_events.bind(1, first_id);
-  m_delete_events.bind(2, last_id);
-  m_delete_events.exec();
-  m_delete_events.reset();
-  // Alone in its hour, the segment's activity rows are its hourly totals
-  // already; in a busy hour they are added into the hour's (sql/0007).
-  m_shares_hour.bind(1, segment_id);
-  const bool fold = m_shares_hour.executeStep() && m_shares_hour.getColumn(0).getInt() != 0;
-  m_shares_hour.reset();
-  auto run = [segment_id](SQLite::Statement& statement) {
-    statement.bind(1, segment_id);
-    statement.exec();
-    statement.reset();
-  };
-  if (fold) {
-    run(m_fold);
-    run(m_delete_activity);
-    run(m_delete_segment);
-  } else {
-    run(m_mark_pruned);
-  }
+  remove_rows(segment_id, slot, first_id, last_id, rows);
+  // Its activity rows stay as its hourly totals (sql/0007) until its hour
+  // is folded into hour_totals (fold_hour).
+  m_mark_pruned.bind(1, segment_id);
+  m_mark_pruned.exec();
+  m_mark_pruned.reset();
+  m_may_fold = true;
   m_update_retention.bind(1, max_time + 1);
   m_update_retention.bind(2, rows);
   m_update_retention.bind(3, events);
@@ -146,38 +153,132 @@ void Pruner::prune_segment(std::int64_t segment_id, PruneResult& result) {
   result.events += static_cast<std::uint64_t>(events);
 }
 
+void Pruner::remove_rows(std::int64_t segment_id, int slot, std::int64_t first_id, std::int64_t last_id,
+                         std::int64_t rows) {
+  m_slot_state.bind(1, slot);
+  m_slot_state.bind(2, segment_id);
+  if (!m_slot_state.executeStep())
+    throw Error("event slot " + std::to_string(slot) + " of segment " + std::to_string(segment_id) +
+                " is not in event_slots");
+  const bool last_of_slot = m_slot_state.getColumn(0).isNull();
+  const std::int64_t next_kept = m_slot_state.getColumn(0).getInt64();
+  const bool oldest = m_slot_state.getColumn(1).getInt() != 0;
+  const std::int64_t left = m_slot_state.getColumn(2).getInt64();
+  const bool written_to = m_slot_state.getColumn(3).getInt() != 0;
+  m_slot_state.reset();
+  const std::string table = event_table(slot);
+  if (last_of_slot) {
+    m_db.exec("DELETE FROM " + table);  // no WHERE: SQLite frees the table's pages without visiting its rows
+    m_slot_emptied.bind(1, slot);
+    m_slot_emptied.exec();
+    m_slot_emptied.reset();
+    return;
+  }
+  // Rows left in the slot the writer is filling would wait for it to fill
+  // and for the ring to come round: they go now.
+  if (!oldest || written_to || left + rows > slot_rows_limit) {
+    SQLite::Statement remove(m_db, "DELETE FROM " + table + " WHERE id BETWEEN ?1 AND ?2");
+    remove.bind(1, first_id);
+    remove.bind(2, last_id);
+    remove.exec();
+    if (!oldest) return;
+    rows = 0;  // gone already
+  }
+  m_leave_rows.bind(1, slot);
+  m_leave_rows.bind(2, next_kept);
+  m_leave_rows.bind(3, rows);
+  m_leave_rows.exec();
+  m_leave_rows.reset();
+}
+
+bool Pruner::fold_hour(PruneResult& result) {
+  if (!m_may_fold) return false;
+  SQLite::Transaction transaction(m_db, SQLite::TransactionBehavior::IMMEDIATE);
+  const auto started = std::chrono::steady_clock::now();
+  const bool found = m_foldable_hour.executeStep();
+  const std::int64_t hour = found ? m_foldable_hour.getColumn(0).getInt64() : 0;
+  m_foldable_hour.reset();
+  if (!found) {
+    m_may_fold = false;  // until a segment is pruned
+    return false;
+  }
+  // Segments in id order, until fold_rows activity rows: one transaction
+  // writes each page of the hour's totals once for all of them, where a
+  // transaction a segment wrote it once each.
+  std::vector<std::int64_t> segments;
+  std::int64_t rows = 0;
+  m_hour_segments.bind(1, hour);
+  while (rows < fold_rows && m_hour_segments.executeStep()) {
+    segments.push_back(m_hour_segments.getColumn(0).getInt64());
+    rows += m_hour_segments.getColumn(1).getInt64();
+  }
+  m_hour_segments.reset();
+  for (const std::int64_t segment : segments) {
+    for (SQLite::Statement* statement : {&m_fold, &m_delete_activity, &m_delete_segment}) {
+      statement->bind(1, segment);
+      statement->exec();
+      statement->reset();
+    }
+  }
+  transaction.commit();
+  count_transaction(result, started);
+  result.folded_segments += segments.size();
+  return true;
+}
+
 bool Pruner::prune_total_hour(PruneResult& result) {
   SQLite::Transaction transaction(m_db, SQLite::TransactionBehavior::IMMEDIATE);
   const auto started = std::chrono::steady_clock::now();
   // The totals of an hour are its hour_totals rows and the activity rows of
-  // its pruned segments (sql/0007).
+  // its pruned segments (sql/0007): they go total_rows at a time, the
+  // hour_totals rows first, then each segment's, in key order.
   SQLite::Statement oldest(m_db,
                            "SELECT min(hour) FROM (SELECT min(hour) AS hour FROM hour_totals UNION ALL "
                            "SELECT min(hour) FROM segments WHERE pruned IS NOT NULL)");
   if (!oldest.executeStep() || oldest.getColumn(0).isNull()) return false;
   const std::int64_t hour = oldest.getColumn(0).getInt64();
   oldest.reset();
-  const std::string pruned_segments = "(SELECT segment_id FROM segments WHERE hour = ?3 AND pruned IS NOT NULL)";
-  SQLite::Statement mark(m_db,
-                         "UPDATE retention SET totals_pruned_before = max(coalesce(totals_pruned_before, ?1), ?1), "
-                         "totals_pruned_events = totals_pruned_events + "
-                         "(SELECT coalesce(sum(events + failed), 0) FROM hour_totals WHERE hour = ?3) + "
-                         "(SELECT coalesce(sum(events + failed), 0) FROM activity WHERE segment_id IN " +
-                             pruned_segments + "), last_prune_at = ?2");
-  mark.bind(1, (hour + 1) * ns_per_hour);
-  mark.bind(2, static_cast<std::int64_t>(now_ns()));
-  mark.bind(3, hour);
-  mark.exec();
-  for (const std::string& sql : {std::string("DELETE FROM hour_totals WHERE hour = ?3"),
-                                 "DELETE FROM activity WHERE segment_id IN " + pruned_segments,
-                                 std::string("DELETE FROM segments WHERE hour = ?3 AND pruned IS NOT NULL")}) {
-    SQLite::Statement drop(m_db, sql);
-    drop.bind(3, hour);
-    drop.exec();
+  std::string table = "hour_totals", rows = "hour = ?1";
+  std::int64_t key = hour;
+  if (!m_db.execAndGet("SELECT EXISTS (SELECT 1 FROM hour_totals WHERE hour = " + std::to_string(hour) + ")")
+           .getInt()) {
+    table = "activity";
+    rows = "segment_id = ?1";
+    key = m_db.execAndGet("SELECT min(segment_id) FROM segments WHERE pruned IS NOT NULL AND hour = " +
+                          std::to_string(hour))
+              .getInt64();
   }
+  // The last (process, file) of the chunk; none: the rest of them.
+  SQLite::Statement last(m_db, "SELECT process_id, file_id FROM " + table + " WHERE " + rows +
+                                   " ORDER BY process_id, file_id LIMIT 1 OFFSET " + std::to_string(total_rows - 1));
+  last.bind(1, key);
+  if (last.executeStep())
+    rows +=
+        " AND (process_id, file_id) <= (" + last.getColumn(0).getString() + ", " + last.getColumn(1).getString() + ")";
+  last.reset();
+  SQLite::Statement mark(
+      m_db,
+      "UPDATE retention SET totals_pruned_before = max(coalesce(totals_pruned_before, ?2), ?2), "
+      "totals_pruned_events = totals_pruned_events + (SELECT coalesce(sum(events + failed), 0) FROM " +
+          table + " WHERE " + rows + "), last_prune_at = ?3");
+  mark.bind(1, key);
+  mark.bind(2, (hour + 1) * ns_per_hour);
+  mark.bind(3, static_cast<std::int64_t>(now_ns()));
+  mark.exec();
+  SQLite::Statement drop(m_db, "DELETE FROM " + table + " WHERE " + rows);
+  drop.bind(1, key);
+  drop.exec();
+  if (table == "activity")
+    m_db.exec("DELETE FROM segments WHERE segment_id = " + std::to_string(key) +
+              " AND NOT EXISTS (SELECT 1 FROM activity WHERE segment_id = " + std::to_string(key) + ")");
+  const bool hour_gone =
+      !m_db.execAndGet(
+               "SELECT EXISTS (SELECT 1 FROM hour_totals WHERE hour = " + std::to_string(hour) +
+               ") OR EXISTS (SELECT 1 FROM segments WHERE pruned IS NOT NULL AND hour = " + std::to_string(hour) + ")")
+           .getInt();
   transaction.commit();
   count_transaction(result, started);
-  result.total_hours += 1;
+  result.total_hours += hour_gone;
   return true;
 }
 
@@ -187,20 +288,25 @@ PruneResult Pruner::prune(const RetentionPolicy& policy, std::int64_t now, std::
   const auto deadline = budget == std::chrono::milliseconds::max() ? std::chrono::steady_clock::time_point::max()
                                                                    : std::chrono::steady_clock::now() + budget;
   auto over_size = [&] { return policy.max_bytes && used_bytes(m_db) > policy.limit(); };
+  auto totals_left = [&] {
+    return m_db.execAndGet(
+                   "SELECT EXISTS (SELECT 1 FROM hour_totals) OR EXISTS (SELECT 1 FROM segments WHERE "
+                   "pruned IS NOT NULL)")
+               .getInt() != 0;
+  };
+  // Due segments first, then the folding of pruned hours into hour_totals;
+  // and only when nothing but the newest segment is left and the database is
+  // still over max_bytes, the oldest hourly totals.
   for (;;) {
     const std::int64_t segment = due_segment(policy, now);
-    // Nothing but the newest segment left: the oldest hourly totals go next.
-    if (segment == 0 && !(over_size() && m_db.execAndGet("SELECT EXISTS (SELECT 1 FROM hour_totals) OR EXISTS "
-                                                         "(SELECT 1 FROM segments WHERE pruned IS NOT NULL)")
-                                             .getInt()))
-      break;
+    if (segment == 0 && !m_may_fold && !(over_size() && totals_left())) break;
     if (std::chrono::steady_clock::now() >= deadline) {
       result.budget_spent = true;
       break;
     }
     if (segment != 0)
       prune_segment(segment, result);
-    else if (!prune_total_hour(result))
+    else if (!fold_hour(result) && !(over_size() && prune_total_hour(result)))
       break;
     if (after_transaction) after_transaction();
   }

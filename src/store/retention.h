@@ -1,13 +1,23 @@
 #pragma once
 // Retention: dropping the oldest events while keeping what they add up to.
 //
-// A Pruner deletes whole segments' events, oldest first, one segment per
-// transaction (at most 65,536 event rows, so a transaction holds the write
-// lock for tens of milliseconds, not seconds). In the same transaction it
-// keeps what they add up to: a segment alone in its hour keeps its activity
-// rows (segments.pruned), a segment of a busy hour has them added into
-// hour_totals and deleted; and it advances retention's pruned_before. At every
-// commit hour_totals plus activity count every event ever written
+// A Pruner prunes whole segments, oldest first, one segment per transaction.
+// Their events go with their slot table (sql/0009): a segment pruned while
+// others of its slot are kept leaves its rows below the slot's kept_from, and
+// the slot is emptied in the transaction that prunes its last kept segment,
+// at a tenth of the cost of deleting the rows one by one. Where that would
+// leave more than slot_rows_limit rows to empty at once (a slot that grew
+// past its share while the next was not free yet), in the slot the writer is
+// filling, or for a segment that is not the oldest kept, its rows are deleted
+// at once (at most 65,536). Either way a transaction holds the write lock for
+// tens of milliseconds, not seconds. In the same transaction its activity
+// rows become its hourly totals (segments.pruned) and retention's
+// pruned_before advances. Once every segment of an hour is pruned, the hour's
+// activity rows are added into hour_totals, which holds each (hour, process,
+// file) once however many segments the hour had, a few segments a
+// transaction: folding them one transaction a segment rewrote each page of
+// the hour's totals once a segment, and cost as much as writing the events. At
+// every commit hour_totals plus activity count every event ever written
 // (sql/0003_retention.sql, sql/0007_pruned_segments.sql).
 //
 // A segment goes when its newest event is older than keep, or while the pages
@@ -37,6 +47,7 @@
 #include <string>
 
 #include "store/database.h"
+#include "store/event_slots.h"
 #include "store/event_writer.h"
 
 namespace etwaudit {
@@ -55,6 +66,7 @@ struct PruneResult {
   std::uint64_t events = 0;                          // events they stood for
   std::uint64_t transactions = 0;                    // transactions committed
   std::uint64_t total_hours = 0;                     // hours of hourly totals dropped for max_bytes
+  std::uint64_t folded_segments = 0;                 // pruned segments folded into hour_totals
   std::chrono::microseconds longest_transaction{0};  // longest write lock held
   std::chrono::microseconds total_time{0};           // all transactions together
   bool over_size = false;                            // still over max_bytes with nothing left to prune
@@ -68,8 +80,12 @@ struct PruneResult {
 // max_bytes a segment holds about a 32nd of the cap (at 64 bytes an event, more
 // than an event row takes) and the WAL is cut back at an 8th of it (at the
 // latest at a 4th: Checkpointer::cut_back).
+// A slot table holds about a 12th of what the cap leaves for events (at 32
+// bytes a row), so that the ring of 16 reaches around it: emptying the oldest
+// frees a 12th of the cap.
 struct StoreSizing {
   std::int64_t segment_events = segment_capacity;  // EventWriter::set_segment_capacity
+  std::int64_t slot_rows = slot_rows_limit;        // EventWriter::set_slot_rows
   std::int64_t wal_bytes = wal_size_limit;         // the Checkpointer's wal_limit
 };
 StoreSizing sizing_for(const RetentionPolicy& policy);
@@ -98,7 +114,15 @@ class Pruner {
   std::int64_t due_segment(const RetentionPolicy& policy, std::int64_t now);
   // Deletes one segment in one transaction; adds to result.
   void prune_segment(std::int64_t segment_id, PruneResult& result);
-  // Deletes the oldest hour of hour_totals in one transaction; false when there is none.
+  // In prune_segment: removes the segment's event rows, or leaves them for
+  // their slot to be emptied.
+  void remove_rows(std::int64_t segment_id, int slot, std::int64_t first_id, std::int64_t last_id, std::int64_t rows);
+  // Folds pruned segments of the oldest hour that is pruned whole into
+  // hour_totals, at most about fold_rows activity rows in one transaction;
+  // false when there is none.
+  bool fold_hour(PruneResult& result);
+  // Deletes up to total_rows of the oldest hour's totals in one transaction;
+  // false when there are none.
   bool prune_total_hour(PruneResult& result);
 
   SQLite::Database& m_db;
@@ -106,11 +130,17 @@ class Pruner {
   SQLite::Statement m_oldest_expired;  // ...whose newest event is before ?
   SQLite::Statement m_segment;         // a segment's bounds
   SQLite::Statement m_fold;            // its activity into hour_totals
-  SQLite::Statement m_delete_events;
+  SQLite::Statement m_slot_state;      // where segment ?2's rows stand in its slot ?1
+  SQLite::Statement m_leave_rows;      // leaves them below kept_from
+  SQLite::Statement m_slot_emptied;
   SQLite::Statement m_delete_activity;
   SQLite::Statement m_delete_segment;
-  SQLite::Statement m_shares_hour;  // does segment ? share its hour with other segments or hourly totals?
-  SQLite::Statement m_mark_pruned;  // keeps a segment's activity rows as its totals
+  SQLite::Statement m_foldable_hour;                // the hour fold_hour folds
+  SQLite::Statement m_hour_segments;                // its pruned segments and their activity rows
+  bool m_may_fold = true;                           // false: fold_hour found nothing since the last segment was pruned
+  static constexpr std::int64_t total_rows = 8192;  // the same for prune_total_hour
+  static constexpr std::int64_t fold_rows = 8192;   // about 50 ms (about 6 µs a row)
+  SQLite::Statement m_mark_pruned;                  // keeps a segment's activity rows as its totals
   SQLite::Statement m_update_retention;
 };
 

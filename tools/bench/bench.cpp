@@ -246,7 +246,10 @@ PhaseResult pipeline(const std::string& path, const bench::StreamShape& shape, s
     if (outcome.failed) throw std::runtime_error(outcome.exit_reason);
     result.rows = static_cast<std::uint64_t>(database.db().execAndGet("SELECT count(*) FROM events").getInt64());
     result.kept_events = static_cast<std::uint64_t>(
-        database.db().execAndGet("SELECT coalesce(sum(events), 0) FROM activity").getInt64());
+        database.db()
+            .execAndGet("SELECT coalesce(sum(a.events), 0) FROM activity a JOIN segments s USING (segment_id) "
+                        "WHERE s.pruned IS NULL")
+            .getInt64());  // (the activity rows of pruned segments are totals)
     result.pruned = outcome.pruned;
     if (stats.written != events)
       throw std::runtime_error("pipeline wrote " + std::to_string(stats.written.load()) + " events");
