@@ -216,12 +216,14 @@ FilterConditions filter_conditions(const QueryFilters& filters) {
     c.on_events += " AND e.status IS NOT NULL";
   }
   c.on_events += " AND coalesce(e.ts, e.id) BETWEEN b.lo AND b.hi" + op_condition(filters);
-  // Activity rows of the window's segments that pass the filters. CROSS JOIN
-  // fixes the join order SQLite would otherwise guess: with a path, start from
-  // the few files through activity_by_file; without, or when the glob
-  // matches many files, walk the window's segments along activity's key.
+  // Activity rows of the window's segments that pass the filters, segment by
+  // segment (CROSS JOIN fixes the order): with a path, the few files looked
+  // up in each segment through activity_by_segment_file, which SQLite would
+  // not pick over the key by itself; without, or when the glob matches many
+  // files, each segment's rows along activity's key (sql/0010).
   c.located = filters.by_file() && !filters.broad_path
-                  ? "activity a CROSS JOIN window_segments w ON w.segment_id = a.segment_id"
+                  ? "window_segments w CROSS JOIN activity a INDEXED BY activity_by_segment_file"
+                    " ON a.segment_id = w.segment_id"
                   : "window_segments w CROSS JOIN activity a ON a.segment_id = w.segment_id";
   return c;
 }

@@ -134,13 +134,7 @@ void Collector::prune(std::chrono::milliseconds budget) {
   // Still over with only the newest segment left: close it, so that the next
   // round can prune it.
   if (policy.max_bytes && used_bytes(m_writer.database()) > policy.limit()) m_writer.close_segment();
-  m_pruned.segments += round.segments;
-  m_pruned.rows += round.rows;
-  m_pruned.events += round.events;
-  m_pruned.transactions += round.transactions;
-  m_pruned.longest_transaction = std::max(m_pruned.longest_transaction, round.longest_transaction);
-  m_pruned.total_time += round.total_time;
-  m_pruned.total_hours += round.total_hours;
+  m_pruned.add(round);
   // Over with nothing to prune for several rounds in a row (closing the
   // newest segment, above, gives the next round something): say so once.
   m_over_size_rounds = round.over_size ? m_over_size_rounds + 1 : 0;

@@ -21,31 +21,35 @@ void bind_optional(SQLite::Statement& statement, int index, std::int64_t value, 
     statement.bind(index);
 }
 
-// INSERT ... ON CONFLICT DO UPDATE adding every counter; parameters in the
-// order segment, process, file, events, first_id, last_id, then per op its
-// count and, where it has one, its bytes.
 // The activity table's counting columns after its key, and how a row that
-// meets an existing one adds to it.
+// meets an existing one adds to it; per_op and per_op_sums: those of the
+// operations alone, which hour_totals has too.
 struct ActivitySql {
-  std::string counts = "events, failed, rows, first_id, last_id";
-  // rows is NULL while it equals events (see sql/0003_retention.sql).
-  std::string updates =
-      "events = events + excluded.events, failed = failed + excluded.failed, "
-      "rows = nullif(coalesce(rows, events) + coalesce(excluded.rows, excluded.events), events + excluded.events), "
-      "first_id = min(first_id, excluded.first_id), last_id = max(last_id, excluded.last_id)";
+  std::string per_op, per_op_sums;
+  std::string counts, updates;
   int count_columns = 5;
   ActivitySql() {
     for (const ActivityColumns& op : activity_columns) {
       for (const char* column : {op.count, op.bytes}) {
         if (!column) continue;
-        counts += std::string(", ") + column;
-        updates += std::string(", ") + column + " = " + column + " + excluded." + column;
+        per_op += std::string(", ") + column;
+        per_op_sums += std::string(", ") + column + " = " + column + " + excluded." + column;
         ++count_columns;
       }
     }
+    counts = "events, failed, rows, first_id, last_id" + per_op;
+    // rows is NULL while it equals events (see sql/0003_retention.sql).
+    updates =
+        "events = events + excluded.events, failed = failed + excluded.failed, "
+        "rows = nullif(coalesce(rows, events) + coalesce(excluded.rows, excluded.events), events + excluded.events), "
+        "first_id = min(first_id, excluded.first_id), last_id = max(last_id, excluded.last_id)" +
+        per_op_sums;
   }
 };
 
+// INSERT ... ON CONFLICT DO UPDATE adding every counter; parameters in the
+// order segment, process, file, events, failed, rows, first_id, last_id, then
+// per op its count and, where it has one, its bytes.
 std::string activity_upsert_sql() {
   const ActivitySql sql;
   std::string values = "?, ?, ?";
@@ -54,13 +58,32 @@ std::string activity_upsert_sql() {
          ") ON CONFLICT (segment_id, process_id, file_id) DO UPDATE SET " + sql.updates;
 }
 
-// Adds the activity rows of file ?2 to those of file ?1 (WHERE: SQLite
-// needs one before ON CONFLICT in an INSERT ... SELECT).
+// Adds the activity rows of file ?2 in the segments after ?3 to those of
+// file ?1, looking it up in each segment (sql/0010).
 std::string activity_merge_sql() {
   const ActivitySql sql;
+  std::string selected;
+  for (std::size_t start = 0; start < sql.counts.size();) {
+    const std::size_t end = std::min(sql.counts.find(", ", start), sql.counts.size());
+    selected += (start ? ", a." : "a.") + sql.counts.substr(start, end - start);
+    start = end + 2;
+  }
   return "INSERT INTO activity (segment_id, process_id, file_id, " + sql.counts +
-         ") SELECT segment_id, process_id, ?1, " + sql.counts +
-         " FROM activity WHERE file_id = ?2 ON CONFLICT (segment_id, process_id, file_id) DO UPDATE SET " + sql.updates;
+         ") SELECT a.segment_id, a.process_id, ?1, " + selected +
+         " FROM segments s CROSS JOIN activity a INDEXED BY activity_by_segment_file ON a.segment_id = s.segment_id "
+         "AND a.file_id = ?2 WHERE s.segment_id > ?3 ON CONFLICT (segment_id, process_id, file_id) DO UPDATE SET " +
+         sql.updates;
+}
+
+// The same for the hourly totals of file ?2 from hour ?3 on (hour_totals has
+// no index by file: sql/0010).
+std::string hour_totals_merge_sql() {
+  const ActivitySql sql;
+  const std::string counts = "events, failed" + sql.per_op;
+  return "INSERT INTO hour_totals (hour, process_id, file_id, " + counts + ") SELECT hour, process_id, ?1, " + counts +
+         " FROM hour_totals WHERE hour >= ?3 AND file_id = ?2 ON CONFLICT (hour, process_id, file_id) DO UPDATE SET "
+         "events = events + excluded.events, failed = failed + excluded.failed" +
+         sql.per_op_sums;
 }
 
 // INSERT of `rows` events in one statement: one statement execution per row
@@ -147,9 +170,10 @@ EventWriter::EventWriter(SQLite::Database& db, Catalog& catalog, SelfExclusion s
                       "SELECT pruned_rows = 0 AND NOT EXISTS (SELECT 1 FROM segments WHERE slot = ?1 AND pruned IS "
                       "NULL) FROM event_slots WHERE slot = ?1"),
       m_file_slots(db,
-                   "SELECT DISTINCT s.slot FROM activity a JOIN segments s ON s.segment_id = a.segment_id "
-                   "WHERE a.file_id = ?1 AND s.pruned IS NULL"),
+                   "SELECT DISTINCT s.slot FROM segments s CROSS JOIN activity a INDEXED BY activity_by_segment_file "
+                   "ON a.segment_id = s.segment_id AND a.file_id = ?1 WHERE s.segment_id > ?2 AND s.pruned IS NULL"),
       m_merge_file_activity(db, activity_merge_sql()),
+      m_merge_file_totals(db, hour_totals_merge_sql()),
       m_find_process(db,
                      "SELECT process_id FROM processes WHERE pid = ? AND start_time IS ? AND image IS ? "
                      "ORDER BY process_id LIMIT 1"),
@@ -252,34 +276,48 @@ void EventWriter::apply_resolutions() {
 }
 
 void EventWriter::merge_file(std::int64_t from, std::int64_t into) {
-  // The events of file `from` are in the id ranges of its activity rows, in
-  // the slots of their segments.
+  // File `from` got its row in this run: its activity is in the run's
+  // segments, its events in the id ranges of those rows, in the slots of
+  // their segments, and its pruned events added into hour_totals are in the
+  // hours from the run's first event on.
+  const auto run_segments = static_cast<std::int64_t>(m_run_first_segment_id);
+  const std::int64_t first_hour = floor_div(m_first_event_time, ns_per_hour);
   std::vector<int> slots;
   m_file_slots.reset();
   m_file_slots.bind(1, from);
+  m_file_slots.bind(2, run_segments);
   while (m_file_slots.executeStep()) slots.push_back(m_file_slots.getColumn(0).getInt());
   std::vector<SQLite::Statement*> statements;
   for (int slot : slots) {
     if (slot < 0 || slot >= event_slot_count) continue;
     auto& move = m_move_file_events[static_cast<std::size_t>(slot)];
     if (!move)
-      move.emplace(m_db, "UPDATE " + event_table(slot) +
-                             " SET file_id = ?1 WHERE id IN (SELECT e.id FROM activity a JOIN segments s ON "
-                             "s.segment_id = a.segment_id AND s.slot = " +
-                             std::to_string(slot) + " AND s.pruned IS NULL JOIN " + event_table(slot) +
-                             " e ON e.id BETWEEN a.first_id AND a.last_id WHERE a.file_id = ?2 AND e.file_id = ?2)");
+      move.emplace(m_db,
+                   "UPDATE " + event_table(slot) +
+                       " SET file_id = ?1 WHERE id IN (SELECT e.id FROM segments s CROSS JOIN activity a INDEXED "
+                       "BY activity_by_segment_file ON a.segment_id = s.segment_id AND a.file_id = ?2 CROSS JOIN " +
+                       event_table(slot) + " e ON e.id BETWEEN a.first_id AND a.last_id WHERE s.segment_id > ?3 " +
+                       "AND s.slot = " + std::to_string(slot) + " AND s.pruned IS NULL AND e.file_id = ?2)");
     statements.push_back(&*move);
   }
   statements.push_back(&m_merge_file_activity);
+  statements.push_back(&m_merge_file_totals);
   for (SQLite::Statement* statement : statements) {
     statement->reset();
     statement->bind(1, into);
     statement->bind(2, from);
+    statement->bind(3, statement == &m_merge_file_totals ? first_hour : run_segments);
     statement->exec();
   }
-  SQLite::Statement drop_activity(m_db, "DELETE FROM activity WHERE file_id = ?");
-  drop_activity.bind(1, from);
-  drop_activity.exec();
+  SQLite::Statement drop_activity(m_db,
+                                  "DELETE FROM activity INDEXED BY activity_by_segment_file WHERE segment_id IN "
+                                  "(SELECT segment_id FROM segments WHERE segment_id > ?2) AND file_id = ?1");
+  SQLite::Statement drop_totals(m_db, "DELETE FROM hour_totals WHERE hour >= ?2 AND file_id = ?1");
+  for (SQLite::Statement* drop : {&drop_activity, &drop_totals}) {
+    drop->bind(1, from);
+    drop->bind(2, drop == &drop_totals ? first_hour : run_segments);
+    drop->exec();
+  }
   SQLite::Statement drop_file(m_db, "DELETE FROM files WHERE file_id = ?");
   drop_file.bind(1, from);
   drop_file.exec();

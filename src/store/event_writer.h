@@ -232,6 +232,7 @@ class EventWriter {
   SQLite::Statement m_file_slots;                                                     // slots holding a file's events
   std::array<std::optional<SQLite::Statement>, event_slot_count> m_move_file_events;  // per slot, when needed
   SQLite::Statement m_merge_file_activity;
+  SQLite::Statement m_merge_file_totals;
   SQLite::Statement m_find_process;
   SQLite::Statement m_insert_process;
   SQLite::Statement m_update_run;

@@ -1,8 +1,10 @@
 #include "store/retention.h"
 
 #include <SQLiteCpp/Transaction.h>
+#include <sqlite3.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -32,15 +34,55 @@ std::string fold_sql() {
          sums;
 }
 
-// A transaction committed: how long it held the write lock.
-void count_transaction(PruneResult& result, std::chrono::steady_clock::time_point started) {
-  const auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
-  result.longest_transaction = std::max(result.longest_transaction, took);
-  result.total_time += took;
-  result.transactions += 1;
-}
-
 }  // namespace
+
+// While prune() runs: SQLite's checkpoint after a commit that leaves the WAL
+// at its wal_autocheckpoint size, done the same way, but timed. It runs once
+// the commit has let the write lock go, so it is no part of the time a
+// transaction held it.
+class TimedAutocheckpoint {
+ public:
+  explicit TimedAutocheckpoint(SQLite::Database& db)
+      : m_db(db), m_pages(db.execAndGet("PRAGMA wal_autocheckpoint").getInt()) {
+    sqlite3_wal_hook(m_db.getHandle(), &TimedAutocheckpoint::hook, this);
+  }
+  ~TimedAutocheckpoint() { sqlite3_wal_autocheckpoint(m_db.getHandle(), m_pages); }  // SQLite's own hook again
+  TimedAutocheckpoint(const TimedAutocheckpoint&) = delete;
+  TimedAutocheckpoint& operator=(const TimedAutocheckpoint&) = delete;
+
+  // The time spent checkpointing since the last call.
+  std::chrono::microseconds take() { return std::exchange(m_spent, std::chrono::microseconds(0)); }
+
+ private:
+  static int hook(void* self, sqlite3* db, const char* schema, int pages) {
+    auto& me = *static_cast<TimedAutocheckpoint*>(self);
+    if (me.m_pages > 0 && pages >= me.m_pages) {
+      const auto started = std::chrono::steady_clock::now();
+      sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+      me.m_spent += std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+    }
+    return SQLITE_OK;
+  }
+
+  SQLite::Database& m_db;
+  int m_pages;  // wal_autocheckpoint
+  std::chrono::microseconds m_spent{0};
+};
+
+void PruneResult::add(const PruneResult& round) {
+  segments += round.segments;
+  rows += round.rows;
+  events += round.events;
+  transactions += round.transactions;
+  total_hours += round.total_hours;
+  folded_segments += round.folded_segments;
+  if (round.longest_transaction > longest_transaction) {
+    longest_transaction = round.longest_transaction;
+    longest_work = round.longest_work;
+  }
+  longest_checkpoint = std::max(longest_checkpoint, round.longest_checkpoint);
+  total_time += round.total_time;
+}
 
 StoreSizing sizing_for(const RetentionPolicy& policy) {
   StoreSizing sizing;
@@ -147,7 +189,7 @@ void Pruner::prune_segment(std::int64_t segment_id, PruneResult& result) {
   m_update_retention.exec();
   m_update_retention.reset();
   transaction.commit();
-  count_transaction(result, started);
+  count_transaction(result, started, "segment");
   result.segments += 1;
   result.rows += static_cast<std::uint64_t>(rows);
   result.events += static_cast<std::uint64_t>(events);
@@ -221,7 +263,7 @@ bool Pruner::fold_hour(PruneResult& result) {
     }
   }
   transaction.commit();
-  count_transaction(result, started);
+  count_transaction(result, started, "fold");
   result.folded_segments += segments.size();
   return true;
 }
@@ -277,14 +319,33 @@ bool Pruner::prune_total_hour(PruneResult& result) {
                ") OR EXISTS (SELECT 1 FROM segments WHERE pruned IS NOT NULL AND hour = " + std::to_string(hour) + ")")
            .getInt();
   transaction.commit();
-  count_transaction(result, started);
+  count_transaction(result, started, "totals");
   result.total_hours += hour_gone;
   return true;
+}
+
+void Pruner::count_transaction(PruneResult& result, std::chrono::steady_clock::time_point started, const char* work) {
+  const auto checkpointed = m_autocheckpoint ? m_autocheckpoint->take() : std::chrono::microseconds(0);
+  const auto took =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started) - checkpointed;
+  if (took > result.longest_transaction) {
+    result.longest_transaction = took;
+    result.longest_work = work;
+  }
+  result.longest_checkpoint = std::max(result.longest_checkpoint, checkpointed);
+  result.total_time += took;
+  result.transactions += 1;
 }
 
 PruneResult Pruner::prune(const RetentionPolicy& policy, std::int64_t now, std::chrono::milliseconds budget) {
   PruneResult result;
   if (!policy.enabled()) return result;
+  TimedAutocheckpoint autocheckpoint(m_db);
+  m_autocheckpoint = &autocheckpoint;
+  struct Forget {
+    TimedAutocheckpoint*& hook;
+    ~Forget() { hook = nullptr; }
+  } forget{m_autocheckpoint};
   const auto deadline = budget == std::chrono::milliseconds::max() ? std::chrono::steady_clock::time_point::max()
                                                                    : std::chrono::steady_clock::now() + budget;
   auto over_size = [&] { return policy.max_bytes && used_bytes(m_db) > policy.limit(); };

@@ -68,9 +68,14 @@ struct PruneResult {
   std::uint64_t total_hours = 0;                     // hours of hourly totals dropped for max_bytes
   std::uint64_t folded_segments = 0;                 // pruned segments folded into hour_totals
   std::chrono::microseconds longest_transaction{0};  // longest write lock held
+  const char* longest_work = "";                     // what it did: "segment", "fold" or "totals"
+  std::chrono::microseconds longest_checkpoint{0};   // longest WAL checkpoint after one (without the lock)
   std::chrono::microseconds total_time{0};           // all transactions together
   bool over_size = false;                            // still over max_bytes with nothing left to prune
   bool budget_spent = false;                         // stopped at the time budget with more to prune
+
+  // Adds the counts and times of a later round (not its flags).
+  void add(const PruneResult& round);
 };
 
 // The units of the store, shrunk under a small cap. Pruning drops whole
@@ -92,6 +97,8 @@ StoreSizing sizing_for(const RetentionPolicy& policy);
 
 // Bytes of the database's pages in use (page_count - freelist_count).
 std::uint64_t used_bytes(SQLite::Database& db);
+
+class TimedAutocheckpoint;
 
 class Pruner {
  public:
@@ -124,6 +131,9 @@ class Pruner {
   // Deletes up to total_rows of the oldest hour's totals in one transaction;
   // false when there are none.
   bool prune_total_hour(PruneResult& result);
+  // Adds a committed transaction begun at started to result: the time it
+  // held the write lock, without the checkpoint SQLite may run after it.
+  void count_transaction(PruneResult& result, std::chrono::steady_clock::time_point started, const char* work);
 
   SQLite::Database& m_db;
   SQLite::Statement m_oldest;          // oldest segment but the newest
@@ -142,6 +152,7 @@ class Pruner {
   static constexpr std::int64_t fold_rows = 8192;   // about 50 ms (about 6 µs a row)
   SQLite::Statement m_mark_pruned;                  // keeps a segment's activity rows as its totals
   SQLite::Statement m_update_retention;
+  TimedAutocheckpoint* m_autocheckpoint = nullptr;  // while prune() runs
 };
 
 }  // namespace etwaudit
