@@ -91,6 +91,21 @@ struct RandomEvents {
   }
 };
 
+// A writer on a new database, its segments segment_events long.
+struct WriterFixture {
+  TempDir dir;
+  WriteDatabase database{dir.file("audit.db")};
+  SQLite::Database& db = database.db();
+  Catalog catalog;
+  RunStats stats;
+  EventWriter writer{db, catalog, SelfExclusion{}};
+
+  explicit WriterFixture(std::int64_t segment_events) {
+    writer.set_segment_capacity(segment_events);
+    writer.begin_run("test", "host");
+  }
+};
+
 }  // namespace
 
 TEST_CASE("hourly totals and kept activity always add up to every event, through batches, prunes and restarts",
@@ -128,16 +143,9 @@ TEST_CASE("hourly totals and kept activity always add up to every event, through
 }
 
 TEST_CASE("a file named after its events were added into the hourly totals keeps them under its name", "[retention]") {
-  TempDir dir;
-  WriteDatabase database(dir.file("audit.db"));
-  auto& db = database.db();
-  Catalog catalog;
-  RunStats stats;
-  EventWriter writer(db, catalog, SelfExclusion{});
-  writer.set_segment_capacity(10);
-  writer.begin_run("test", "host");
+  WriterFixture f(10);
   const std::string name = "C:\\Users\\ada\\notes.txt";
-  const std::uint32_t process = catalog.intern_process(100, 0, "C:\\app.exe");
+  const std::uint32_t process = f.catalog.intern_process(100, 0, "C:\\app.exe");
   auto read = [&](std::int64_t time, std::uint32_t path) {
     FileEvent event;
     event.time = time;
@@ -148,54 +156,48 @@ TEST_CASE("a file named after its events were added into the hourly totals keeps
     return event;
   };
   // 30 reads by kernel key and 5 under the name in one hour: four segments.
-  const std::uint32_t by_key = catalog.intern_file_key(0xFFFF'8001'0000'0010);
+  const std::uint32_t by_key = f.catalog.intern_file_key(0xFFFF'8001'0000'0010);
   std::vector<FileEvent> batch;
   for (int i = 0; i < 30; ++i) batch.push_back(read(t0 + i, by_key));
-  for (int i = 0; i < 5; ++i) batch.push_back(read(t0 + 100 + i, catalog.intern_path(name)));
-  batch.push_back(read(t0 + 5 * ns_per_hour, catalog.intern_path("C:\\later.txt")));
-  writer.write_batch(batch, stats);
-  Pruner pruner(db);
-  pruner.prune(RetentionPolicy{ns_per_hour, std::nullopt}, writer.last_event_time());
-  REQUIRE(db.execAndGet("SELECT count(*) FROM hour_totals WHERE file_id = (SELECT file_id FROM files WHERE path IS "
-                        "NULL)")
+  for (int i = 0; i < 5; ++i) batch.push_back(read(t0 + 100 + i, f.catalog.intern_path(name)));
+  batch.push_back(read(t0 + 5 * ns_per_hour, f.catalog.intern_path("C:\\later.txt")));
+  f.writer.write_batch(batch, f.stats);
+  Pruner pruner(f.db);
+  pruner.prune(RetentionPolicy{ns_per_hour, std::nullopt}, f.writer.last_event_time());
+  REQUIRE(f.db.execAndGet("SELECT count(*) FROM hour_totals WHERE file_id = (SELECT file_id FROM files WHERE path IS "
+                          "NULL)")
               .getInt64() == 1);
 
   // The name comes with the next batch, the rundown's say.
-  catalog.resolve_file_key(0xFFFF'8001'0000'0010, name);
+  f.catalog.resolve_file_key(0xFFFF'8001'0000'0010, name);
   std::vector<FileEvent> next{read(t0 + 5 * ns_per_hour + 1, by_key)};
-  writer.write_batch(next, stats);
+  f.writer.write_batch(next, f.stats);
 
-  CHECK(db.execAndGet("SELECT count(*) FROM files WHERE path IS NULL").getInt64() == 0);
-  CHECK(db.execAndGet("SELECT count(*) FROM hour_totals WHERE file_id NOT IN (SELECT file_id FROM files)").getInt64() ==
-        0);
-  CHECK(db.execAndGet("SELECT reads || ' ' || read_bytes FROM hour_totals JOIN files USING (file_id) WHERE path = '" +
-                      name + "'")
+  CHECK(f.db.execAndGet("SELECT count(*) FROM files WHERE path IS NULL").getInt64() == 0);
+  CHECK(
+      f.db.execAndGet("SELECT count(*) FROM hour_totals WHERE file_id NOT IN (SELECT file_id FROM files)").getInt64() ==
+      0);
+  CHECK(f.db.execAndGet("SELECT reads || ' ' || read_bytes FROM hour_totals JOIN files USING (file_id) WHERE path = '" +
+                        name + "'")
             .getString() == "35 350");
-  CHECK(db.execAndGet("SELECT sum(events) FROM hour_totals").getInt64() +
-            db.execAndGet("SELECT sum(events) FROM activity").getInt64() ==
+  CHECK(f.db.execAndGet("SELECT sum(events) FROM hour_totals").getInt64() +
+            f.db.execAndGet("SELECT sum(events) FROM activity").getInt64() ==
         37);
 }
 
 TEST_CASE("pruning times SQLite's checkpoint after a commit apart from the lock, and leaves it as it was",
           "[retention]") {
-  TempDir dir;
-  WriteDatabase database(dir.file("audit.db"));
-  auto& db = database.db();
-  Catalog catalog;
-  RunStats stats;
-  EventWriter writer(db, catalog, SelfExclusion{});
-  writer.set_segment_capacity(100);
-  writer.begin_run("test", "host");
+  WriterFixture f(100);
   RandomEvents input;
-  auto batch = input.batch(catalog, 2000);
-  writer.write_batch(batch, stats);
-  db.exec("PRAGMA wal_autocheckpoint = 1");  // a checkpoint after every commit
-  Pruner pruner(db);
-  const PruneResult pruned = pruner.prune(RetentionPolicy{1, std::nullopt}, writer.last_event_time());
+  auto batch = input.batch(f.catalog, 2000);
+  f.writer.write_batch(batch, f.stats);
+  f.db.exec("PRAGMA wal_autocheckpoint = 1");  // a checkpoint after every commit
+  Pruner pruner(f.db);
+  const PruneResult pruned = pruner.prune(RetentionPolicy{1, std::nullopt}, f.writer.last_event_time());
   REQUIRE(pruned.transactions > 1);
   CHECK(pruned.longest_checkpoint.count() > 0);
-  CHECK(db.execAndGet("PRAGMA wal_autocheckpoint").getInt() == 1);
-  CHECK(stored_totals(db) == input.expected);
+  CHECK(f.db.execAndGet("PRAGMA wal_autocheckpoint").getInt() == 1);
+  CHECK(stored_totals(f.db) == input.expected);
 }
 
 TEST_CASE("a size cap prunes the oldest segments, the file stops growing, and recording goes on", "[retention]") {

@@ -3,6 +3,8 @@
 // Op, the column counting its events and, where sizes are bytes moved, the
 // column summing them. The writer fills them; the reports add them up.
 
+#include <string>
+
 #include "core/file_event.h"
 
 namespace etwaudit {
@@ -37,5 +39,26 @@ constexpr bool activity_columns_in_op_order() {
 }
 }  // namespace detail
 static_assert(detail::activity_columns_in_op_order(), "activity_columns[i] must describe Op i");
+
+// The per-operation columns as pieces of SQL, for statements that copy or add
+// up activity and hour_totals rows.
+struct OperationColumnsSql {
+  std::string names;  // ", reads, read_bytes, writes, ...", each name after the prefix given
+  std::string sums;   // ", reads = reads + excluded.reads, ..." (ON CONFLICT ... DO UPDATE SET)
+  int count = 0;      // how many columns
+};
+
+inline OperationColumnsSql operation_columns_sql(const std::string& prefix = "") {
+  OperationColumnsSql sql;
+  for (const ActivityColumns& op : activity_columns) {
+    for (const char* column : {op.count, op.bytes}) {
+      if (!column) continue;
+      sql.names += ", " + prefix + column;
+      sql.sums += std::string(", ") + column + " = " + column + " + excluded." + column;
+      ++sql.count;
+    }
+  }
+  return sql;
+}
 
 }  // namespace etwaudit

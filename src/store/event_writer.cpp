@@ -22,29 +22,17 @@ void bind_optional(SQLite::Statement& statement, int index, std::int64_t value, 
 }
 
 // The activity table's counting columns after its key, and how a row that
-// meets an existing one adds to it; per_op and per_op_sums: those of the
-// operations alone, which hour_totals has too.
+// meets an existing one adds to it.
 struct ActivitySql {
-  std::string per_op, per_op_sums;
-  std::string counts, updates;
-  int count_columns = 5;
-  ActivitySql() {
-    for (const ActivityColumns& op : activity_columns) {
-      for (const char* column : {op.count, op.bytes}) {
-        if (!column) continue;
-        per_op += std::string(", ") + column;
-        per_op_sums += std::string(", ") + column + " = " + column + " + excluded." + column;
-        ++count_columns;
-      }
-    }
-    counts = "events, failed, rows, first_id, last_id" + per_op;
-    // rows is NULL while it equals events (see sql/0003_retention.sql).
-    updates =
-        "events = events + excluded.events, failed = failed + excluded.failed, "
-        "rows = nullif(coalesce(rows, events) + coalesce(excluded.rows, excluded.events), events + excluded.events), "
-        "first_id = min(first_id, excluded.first_id), last_id = max(last_id, excluded.last_id)" +
-        per_op_sums;
-  }
+  const OperationColumnsSql ops = operation_columns_sql();
+  const std::string counts = "events, failed, rows, first_id, last_id" + ops.names;
+  // rows is NULL while it equals events (see sql/0003_retention.sql).
+  const std::string updates =
+      "events = events + excluded.events, failed = failed + excluded.failed, "
+      "rows = nullif(coalesce(rows, events) + coalesce(excluded.rows, excluded.events), events + excluded.events), "
+      "first_id = min(first_id, excluded.first_id), last_id = max(last_id, excluded.last_id)" +
+      ops.sums;
+  const int count_columns = 5 + ops.count;
 };
 
 // INSERT ... ON CONFLICT DO UPDATE adding every counter; parameters in the
@@ -62,14 +50,9 @@ std::string activity_upsert_sql() {
 // file ?1, looking it up in each segment (sql/0010).
 std::string activity_merge_sql() {
   const ActivitySql sql;
-  std::string selected;
-  for (std::size_t start = 0; start < sql.counts.size();) {
-    const std::size_t end = std::min(sql.counts.find(", ", start), sql.counts.size());
-    selected += (start ? ", a." : "a.") + sql.counts.substr(start, end - start);
-    start = end + 2;
-  }
   return "INSERT INTO activity (segment_id, process_id, file_id, " + sql.counts +
-         ") SELECT a.segment_id, a.process_id, ?1, " + selected +
+         ") SELECT a.segment_id, a.process_id, ?1, a.events, a.failed, a.rows, a.first_id, a.last_id" +
+         operation_columns_sql("a.").names +
          " FROM segments s CROSS JOIN activity a INDEXED BY activity_by_segment_file ON a.segment_id = s.segment_id "
          "AND a.file_id = ?2 WHERE s.segment_id > ?3 ON CONFLICT (segment_id, process_id, file_id) DO UPDATE SET " +
          sql.updates;
@@ -78,12 +61,12 @@ std::string activity_merge_sql() {
 // The same for the hourly totals of file ?2 from hour ?3 on (hour_totals has
 // no index by file: sql/0010).
 std::string hour_totals_merge_sql() {
-  const ActivitySql sql;
-  const std::string counts = "events, failed" + sql.per_op;
+  const OperationColumnsSql ops = operation_columns_sql();
+  const std::string counts = "events, failed" + ops.names;
   return "INSERT INTO hour_totals (hour, process_id, file_id, " + counts + ") SELECT hour, process_id, ?1, " + counts +
          " FROM hour_totals WHERE hour >= ?3 AND file_id = ?2 ON CONFLICT (hour, process_id, file_id) DO UPDATE SET "
          "events = events + excluded.events, failed = failed + excluded.failed" +
-         sql.per_op_sums;
+         ops.sums;
 }
 
 // INSERT of `rows` events in one statement: one statement execution per row
@@ -301,23 +284,28 @@ void EventWriter::merge_file(std::int64_t from, std::int64_t into) {
     statements.push_back(&*move);
   }
   statements.push_back(&m_merge_file_activity);
-  statements.push_back(&m_merge_file_totals);
   for (SQLite::Statement* statement : statements) {
     statement->reset();
     statement->bind(1, into);
     statement->bind(2, from);
-    statement->bind(3, statement == &m_merge_file_totals ? first_hour : run_segments);
+    statement->bind(3, run_segments);
     statement->exec();
   }
+  m_merge_file_totals.reset();
+  m_merge_file_totals.bind(1, into);
+  m_merge_file_totals.bind(2, from);
+  m_merge_file_totals.bind(3, first_hour);
+  m_merge_file_totals.exec();
   SQLite::Statement drop_activity(m_db,
                                   "DELETE FROM activity INDEXED BY activity_by_segment_file WHERE segment_id IN "
                                   "(SELECT segment_id FROM segments WHERE segment_id > ?2) AND file_id = ?1");
+  drop_activity.bind(1, from);
+  drop_activity.bind(2, run_segments);
+  drop_activity.exec();
   SQLite::Statement drop_totals(m_db, "DELETE FROM hour_totals WHERE hour >= ?2 AND file_id = ?1");
-  for (SQLite::Statement* drop : {&drop_activity, &drop_totals}) {
-    drop->bind(1, from);
-    drop->bind(2, drop == &drop_totals ? first_hour : run_segments);
-    drop->exec();
-  }
+  drop_totals.bind(1, from);
+  drop_totals.bind(2, first_hour);
+  drop_totals.exec();
   SQLite::Statement drop_file(m_db, "DELETE FROM files WHERE file_id = ?");
   drop_file.bind(1, from);
   drop_file.exec();

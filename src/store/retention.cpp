@@ -15,23 +15,15 @@ namespace etwaudit {
 namespace {
 
 // INSERT INTO hour_totals ... SELECT the activity of segment ?1, adding to
-// rows that exist. The per-operation columns come from activity_columns.
+// rows that exist.
 std::string fold_sql() {
-  std::string columns = "events, failed", selected = "a.events, a.failed",
-              sums = "events = events + excluded.events, failed = failed + excluded.failed";
-  for (const ActivityColumns& op : activity_columns) {
-    for (const char* column : {op.count, op.bytes}) {
-      if (!column) continue;
-      columns += std::string(", ") + column;
-      selected += std::string(", a.") + column;
-      sums += std::string(", ") + column + " = " + column + " + excluded." + column;
-    }
-  }
-  return "INSERT INTO hour_totals (hour, process_id, file_id, " + columns +
-         ") SELECT s.hour, a.process_id, a.file_id, " + selected +
+  const OperationColumnsSql ops = operation_columns_sql(), selected = operation_columns_sql("a.");
+  return "INSERT INTO hour_totals (hour, process_id, file_id, events, failed" + ops.names +
+         ") SELECT s.hour, a.process_id, a.file_id, a.events, a.failed" + selected.names +
          " FROM activity a JOIN segments s ON s.segment_id = a.segment_id WHERE a.segment_id = ?1"
-         " ON CONFLICT (hour, process_id, file_id) DO UPDATE SET " +
-         sums;
+         " ON CONFLICT (hour, process_id, file_id) DO UPDATE SET events = events + excluded.events, "
+         "failed = failed + excluded.failed" +
+         ops.sums;
 }
 
 }  // namespace
@@ -325,16 +317,14 @@ bool Pruner::prune_total_hour(PruneResult& result) {
 }
 
 void Pruner::count_transaction(PruneResult& result, std::chrono::steady_clock::time_point started, const char* work) {
-  const auto checkpointed = m_autocheckpoint ? m_autocheckpoint->take() : std::chrono::microseconds(0);
-  const auto took =
-      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started) - checkpointed;
-  if (took > result.longest_transaction) {
-    result.longest_transaction = took;
-    result.longest_work = work;
-  }
-  result.longest_checkpoint = std::max(result.longest_checkpoint, checkpointed);
-  result.total_time += took;
-  result.transactions += 1;
+  PruneResult one;
+  one.transactions = 1;
+  one.longest_checkpoint = m_autocheckpoint ? m_autocheckpoint->take() : std::chrono::microseconds(0);
+  one.longest_transaction = one.total_time =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started) -
+      one.longest_checkpoint;
+  one.longest_work = work;
+  result.add(one);
 }
 
 PruneResult Pruner::prune(const RetentionPolicy& policy, std::int64_t now, std::chrono::milliseconds budget) {

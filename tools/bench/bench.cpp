@@ -15,8 +15,9 @@
 //
 // (a) and (b) time only the database work; (c), (d), (e) time the whole run,
 // wall clock, from opening the database to the run's closed record (not the
-// last checkpoint at close, which (a) leaves out too). (a) runs before and after each pipeline, and each ratio is
-// against the mean of the two beside it: the speed of a shared host drifts
+// last checkpoint at close, which (a) leaves out too). (a) runs before and
+// after each pipeline, and each ratio is against the mean of the two beside
+// it: the speed of a shared host drifts
 // during a run, by as much as half between one phase and the next. Bytes per
 // event are the database's size over the events it stands for (for (d), over
 // the events it still keeps).
