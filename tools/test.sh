@@ -13,5 +13,8 @@ bash tools/test-sanitizers.sh
 # The quick form of the fuzzing: every libFuzzer target replays its seeds and
 # runs 10 s (two at a time), without the coverage report; a finding fails.
 ETWAUDIT_FUZZ_COVERAGE=0 bash tools/fuzz.sh 10
+# A plain clone has no .etl traces beside it: what reads them runs again
+# without them and must pass.
+bash tools/check-without-fixtures.sh
 # The reliability checks, short: locks, crashes, a full disk, readers, a soak.
 bash tools/reliability.sh --quick
