@@ -748,3 +748,128 @@ TEST_CASE("prune drops old segments beside the data it keeps, and says what it d
   auto history = run(dir, {"query", "file-history", "/f*", "--db", db});
   CHECK_THAT(history.err, Catch::Contains("this listing has none older"));
 }
+
+namespace {
+// n events of pid 77 reading n different files, one every 10 s from 09:00:
+// 1,200 of them span more than three hours, so several segments and hours.
+std::string spread_replay_line(int n) {
+  return "{\"time\":" + std::to_string(1796202000000000000LL + n * 10'000'000'000LL) +
+         ",\"pid\":77,\"process\":\"C:\\\\app.exe\",\"op\":\"read\",\"path\":\"C:\\\\data\\\\f" +
+         std::to_string(n % 30) + ".bin\",\"offset\":" + std::to_string(n) + ",\"size\":4096}\n";
+}
+std::string thousands(std::int64_t n) {
+  const std::string digits = std::to_string(n);
+  std::string text;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) text += ',';
+    text += digits[i];
+  }
+  return text;
+}
+std::size_t lines(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+}  // namespace
+
+TEST_CASE("a table cut by its default limit says how many rows there are; exports hold every row", "[cli][query]") {
+  TempDir dir;
+  const auto input = dir.file("events.jsonl"), db = dir.file("audit.db");
+  {
+    std::ofstream out(input);
+    for (int n = 0; n < 1200; ++n) out << spread_replay_line(n);
+  }
+  REQUIRE(run(dir, {"collect", "--source", "replay:" + input, "--db", db, "--quiet"}).exit_code == 0);
+  const auto rows = query_int(db, "SELECT count(*) FROM events");  // after coalescing
+  REQUIRE(rows > 1000);
+  const std::string total = thousands(rows);
+
+  auto table = run(dir, {"query", "file-history", "C:\\data\\*", "--db", db});
+  CHECK(table.exit_code == 0);
+  CHECK_THAT(table.out, Catch::EndsWith("(1000 rows)\n"));
+  CHECK(table.err == "showing 1,000 of " + total + " rows (--limit N or --limit all for more)\n");
+  for (const char* all : {"all", "0"}) {
+    auto every = run(dir, {"query", "file-history", "C:\\data\\*", "--limit", all, "--db", db});
+    CHECK(every.exit_code == 0);
+    CHECK_THAT(every.out, Catch::EndsWith("(" + std::to_string(rows) + " rows)\n"));
+    CHECK(every.err.empty());
+  }
+  auto csv = run(dir, {"query", "file-history", "C:\\data\\*", "--format", "csv", "--db", db});
+  CHECK(lines(csv.out) == static_cast<std::size_t>(rows) + 1);
+  CHECK(csv.err.empty());
+  const auto file = dir.file("history.txt");
+  auto to_file = run(dir, {"query", "file-history", "C:\\data\\*", "--output", file, "--db", db});
+  CHECK(lines(read_file(file)) == static_cast<std::size_t>(rows) + 3);  // header, rule, footer
+  auto asked = run(dir, {"query", "file-history", "C:\\data\\*", "--limit", "7", "--format", "jsonl", "--db", db});
+  CHECK(lines(asked.out) == 7);
+  CHECK(asked.err.empty());
+
+  // The window's edges cut segments: the count still matches the listing.
+  auto since = run(dir, {"query", "recent", "--since", "2026-12-02T09:40:05Z", "--db", db});
+  const auto since_rows = query_int(db, "SELECT count(*) FROM v_events WHERE time >= '2026-12-02T09:40:05'");
+  CHECK(since.err == "showing 50 of " + thousands(since_rows) + " rows (--limit N or --limit all for more)\n");
+  auto top = run(dir, {"query", "top-files", "--db", db});
+  CHECK(top.err == "showing 20 of 30 rows (--limit N or --limit all for more)\n");
+  auto op = run(dir, {"query", "recent", "--op", "read", "--db", db});
+  CHECK_THAT(op.err, Catch::StartsWith("showing 50 of at least "));
+  auto small = run(dir, {"query", "top-files", "--path", "*f1.bin", "--db", db});
+  CHECK(small.err.empty());
+
+  for (const char* bad : {"x", "-1", "1.5", "10k"}) {
+    auto refused = run(dir, {"query", "recent", "--limit", bad, "--db", db});
+    CHECK(refused.exit_code == 2);
+    CHECK_THAT(refused.err, Catch::Contains(std::string("--limit expects a number or 'all', got '") + bad + "'"));
+  }
+  auto no_limit = run(dir, {"query", "summary", "--limit", "5", "--db", db});
+  CHECK(no_limit.exit_code == 2);
+  CHECK_THAT(no_limit.err, Catch::Contains("--limit does not apply to summary"));
+}
+
+TEST_CASE("every option given with --sql takes effect or is refused, saying what to write", "[cli][query]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db");
+  REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db}).exit_code == 0);
+  auto count = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"query", "--format", "csv", "--db", db, "--sql"});
+    const Result result = run(dir, args);
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    return result.out.substr(result.out.find('\n') + 1);
+  };
+  const std::string since = "2026-12-02T10:16:00Z";
+  const auto later = query_int(db, "SELECT count(*) FROM v_events WHERE time >= '2026-12-02T10:16:00'");
+  REQUIRE(later > 0);
+  REQUIRE(later < query_int(db, "SELECT count(*) FROM v_events"));
+  CHECK(count({"select count(*) from v_events", "--since", since}) == std::to_string(later) + "\r\n");
+  CHECK(count({"select count(*) from windowed_events", "--since", since}) == std::to_string(later) + "\r\n");
+  CHECK(count({"select count(*) from v_events where time_ns >= :since", "--since", since}) ==
+        std::to_string(later) + "\r\n");
+  CHECK(count({"select count(*) from events_00 where id >= :since", "--since", since}) ==
+        std::to_string(later) + "\r\n");
+  CHECK(count({"select count(distinct process) from v_events", "--process", "notepad.exe"}) == "1\r\n");
+  CHECK(count({"select * from v_events", "--limit", "2"}).size() > 0);
+  CHECK(lines(count({"select * from v_events", "--limit", "2"})) == 2);
+  CHECK(count({"/* a comment first */ select count(*) from v_events", "--since", since}) ==
+        std::to_string(later) + "\r\n");
+  CHECK(count({"-- a comment first\nwith recursive n(i) as (select 1 union all select i + 1 from n where i < 2) "
+               "select count(*) from n, v_events",
+               "--since", since}) == std::to_string(2 * later) + "\r\n");
+
+  auto refused = [&](const std::vector<std::string>& extra, const std::string& message) {
+    std::vector<std::string> args = {"query", "--db", db};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Result result = run(dir, args);
+    CAPTURE(extra);
+    CHECK(result.exit_code == 2);
+    CHECK_THAT(result.err, Catch::Contains(message));
+    CHECK(result.out.empty());
+  };
+  refused({"--sql", "select count(*) from events_00", "--since", "1h"},
+          "--since with --sql narrow v_events and the windowed_* tables");
+  refused({"--sql", "select count(*) from files", "--path", "*.txt", "--op", "read"}, "--path, --op with --sql narrow");
+  refused({"--sql", "select 'v_events' -- v_events", "--process", "x"}, "this SQL reads none of them");
+  refused({"--sql", "select count(*) from events_00 where id > :since", "--process", "x"}, "reads none of them");
+  refused({"--sql", "select 1", "--param", "x=1"}, "--param x=...: the SQL has no :x");
+  refused({"--sql", "select 1", "--bucket", "1m"}, "--bucket with --sql sets :bucket");
+  refused({"recent", "--param", "x=1"}, "--param sets :name values of --sql");
+  refused({"recent", "--bucket", "1m"}, "--bucket applies to the timeline report, not to recent");
+}

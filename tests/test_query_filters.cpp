@@ -1,9 +1,11 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <set>
 
 #include "core/error.h"
 #include "core/time_format.h"
 #include "query/filters.h"
+#include "query/sql_text.h"
 #include "report_fixture.h"
 
 using namespace etwaudit;
@@ -283,4 +285,56 @@ TEST_CASE("a pattern with a NUL byte is matched as all of its bytes, and a bad o
   filters.path = "";
   CHECK_THROWS_MATCHES(fixture.rows("file-history", filters), Error,
                        Catch::Message("query failed: bad pattern: the pattern is empty"));
+}
+
+TEST_CASE("the filter CTEs go after WITH or WITH RECURSIVE, past comments before the statement", "[filters]") {
+  CHECK(with_ctes("a AS (SELECT 1)", "SELECT * FROM a") == "WITH a AS (SELECT 1)\nSELECT * FROM a");
+  CHECK(with_ctes("a AS (SELECT 1)", "  with b AS (SELECT 2) SELECT * FROM a, b") ==
+        "  with a AS (SELECT 1),\n b AS (SELECT 2) SELECT * FROM a, b");
+  CHECK(with_ctes("a AS (SELECT 1)", "/* x */ -- y\nWITH RECURSIVE c(n) AS (SELECT 1) SELECT * FROM c") ==
+        "/* x */ -- y\nWITH RECURSIVE a AS (SELECT 1),\n c(n) AS (SELECT 1) SELECT * FROM c");
+  CHECK(with_ctes("a AS (SELECT 1)", "-- WITH\nSELECT 1") == "WITH a AS (SELECT 1)\n-- WITH\nSELECT 1");
+  CHECK(with_ctes("a AS (SELECT 1)", "WITHOUT") == "WITH a AS (SELECT 1)\nWITHOUT");
+}
+
+TEST_CASE("ad-hoc SQL with a comment first or WITH RECURSIVE reads the filter tables", "[filters]") {
+  ReportFixture fixture;
+  QueryFilters filters;
+  filters.process = "notepad.exe";
+  auto count = [&](const std::string& sql) {
+    return run_statements(fixture.db(), {{"result", sql}}, filters, {}).front().rows.at(0).at(0).text;
+  };
+  CHECK(count("SELECT count(*) FROM windowed_events") == "5");
+  CHECK(count("/* notepad */ SELECT count(*) FROM windowed_events") == "5");
+  CHECK(count("-- notepad\nSELECT count(*) FROM windowed_events") == "5");
+  CHECK(count("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3)\n"
+              "SELECT count(*) FROM n, windowed_events") == "15");
+  // With a filter, v_events holds what it picks, in the view's columns.
+  CHECK(count("SELECT count(*) FROM v_events") == "5");
+  const Table view =
+      run_statements(fixture.db(), {{"view", "SELECT * FROM v_events ORDER BY time_ns"}}, {}, {}).front();
+  const Table picked =
+      run_statements(fixture.db(), {{"picked", "SELECT * FROM v_events ORDER BY time_ns"}}, filters, {}).front();
+  CHECK(picked.columns == view.columns);
+  REQUIRE(picked.rows.size() == 5);
+  for (std::size_t c = 0; c < view.columns.size(); ++c) {
+    CAPTURE(view.columns[c]);
+    CHECK(picked.rows[0][c].text == view.rows[0][c].text);
+    CHECK(picked.rows[0][c].type == view.rows[0][c].type);
+  }
+}
+
+TEST_CASE("the words and parameters of SQL are read outside strings and comments", "[filters]") {
+  const SqlNames names = sql_names(
+      "SELECT \"Windowed_Events\".x, 'v_events' AS s, :Since, @p, $q -- bounds\n"
+      "FROM [my table] /* windowed_activity */ JOIN `t``2` WHERE a = 'it''s :until' AND b=:x1");
+  CHECK(names.words.count("windowed_events"));
+  CHECK(names.words.count("my table"));
+  CHECK(names.words.count("t`2"));
+  CHECK_FALSE(names.words.count("v_events"));
+  CHECK_FALSE(names.words.count("bounds"));
+  CHECK_FALSE(names.words.count("windowed_activity"));
+  CHECK(names.parameters == std::set<std::string>{":since", "@p", "$q", ":x1"});
+  CHECK(first_sql_word("  /* a */ -- b\n select") == 16);
+  CHECK(sql_word_at("with recursive", 0) == "WITH");
 }

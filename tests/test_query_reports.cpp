@@ -367,3 +367,59 @@ TEST_CASE("a coalesced row counts all its events and bytes in the reports", "[re
   CHECK(first_row("recent") == "2026-12-02T10:00:00.0000000Z|7|/usr/bin/cp|read|/big.iso|0|327680|5|");
   CHECK(db->execAndGet("SELECT count || ' ' || end_offset FROM v_events").getString() == "5 327680");
 }
+
+TEST_CASE("a report cut by its limit counts the rows it left out, exactly, through every filter", "[reports]") {
+  for (const bool small_slots : {true, false}) {
+    CAPTURE(small_slots);
+    ReportFixture fixture(small_slots);
+    std::vector<QueryFilters> cases = {QueryFilters{}, window("10:00:03", "11:00:06"), window("10:00:11", "10:00:11")};
+    for (const QueryFilters& base : std::vector<QueryFilters>(cases)) {
+      QueryFilters by_process = base, by_path = base, by_op = base, failed = base;
+      by_process.process = "notepad.exe";
+      by_path.path = "C:\\Users\\*";
+      by_op.ops = {Op::read};
+      failed.failed_only = true;
+      cases.insert(cases.end(), {by_process, by_path, by_op, failed});
+    }
+    for (const Report& report : reports()) {
+      if (!report.default_limit) continue;
+      for (const QueryFilters& filters : cases) {
+        CAPTURE(report.name, filters.since.value_or(0), filters.process.value_or(""), filters.path.value_or(""),
+                filters.ops.size(), filters.failed_only);
+        Params params{{"bucket", std::to_string(ns_per_hour)}};
+        if (report.argument == "process" && !filters.process) continue;  // it needs one
+        const std::size_t rows = fixture.rows(report.name, filters, params).size();
+        // As when the table was cut after one row.
+        Params one = params;
+        one["limit"] = "1";
+        const Table first = run_statements(fixture.db(), report.sections, filters, one).front();
+        const RowCount count = count_report_rows(fixture.db(), report, first, filters, params);
+        CHECK(first.columns.size() ==
+              run_statements(fixture.db(), report.sections, filters, params).front().columns.size());
+        CHECK(std::find(first.columns.begin(), first.columns.end(), "total_rows") == first.columns.end());
+        if (count.exact)
+          CHECK(count.rows == static_cast<std::int64_t>(rows));
+        else
+          CHECK(count.rows <= static_cast<std::int64_t>(rows));
+        // Without --op and --failed, the listings count exactly too.
+        CHECK(count.exact == ((filters.ops.empty() && !filters.failed_only) || !report.lists_events));
+      }
+    }
+  }
+}
+
+TEST_CASE("a report with a default limit says how to count its rows; one without takes no limit", "[reports]") {
+  for (const char* name : {"file-history", "recent", "top-files", "top-processes", "process-activity", "unresolved"}) {
+    CAPTURE(name);
+    CHECK(find_report(name)->default_limit.has_value());
+    CHECK((!find_report(name)->count_sql.empty() || !find_report(name)->sections[0].total_column.empty()));
+  }
+  CHECK(find_report("file-history")->default_limit == 1000);
+  CHECK(find_report("timeline")->takes_limit);
+  CHECK_FALSE(find_report("timeline")->default_limit);
+  CHECK_FALSE(find_report("summary")->takes_limit);
+  CHECK_THROWS_WITH(parse_report("x.sql", "-- name: x\n-- limit: 5\nSELECT 1"),
+                    Catch::Contains("needs LIMIT :limit in the SQL and a '-- count:' header"));
+  CHECK_THROWS_WITH(parse_report("x.sql", "-- name: x\n-- limit: many\nSELECT 1 LIMIT :limit"),
+                    Catch::Contains("needs a positive number, not 'many'"));
+}

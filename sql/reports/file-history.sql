@@ -1,15 +1,16 @@
 -- name: file-history
 -- description: Who touched a path or glob, in time order.
 -- argument: path  a path or glob: notes.txt, *.docx, C:\Users\*\notes.txt
--- param: limit  rows (default 1000)
+-- limit: 1000  rows a table shows unless --limit says otherwise; exports show all
+-- count: SELECT rows, exact FROM windowed_rows
 -- reads: events
 SELECT iso_time(e.time) AS time, p.image AS process, p.pid, p.user, o.name AS op,
        f.name AS path, e.offset, e.size, e.count, CASE WHEN e.status IS NOT NULL THEN printf('0x%08X', e.status) END AS status
 -- (The events are taken first: oldest_events reads one table per slot, and merges them
 -- in order only when nothing is joined to it.)
-FROM (SELECT * FROM oldest_events AS e ORDER BY e.time, e.id LIMIT coalesce(:limit, 1000)) AS e
+FROM (SELECT * FROM oldest_events AS e ORDER BY e.time, e.id LIMIT :limit) AS e
 JOIN processes AS p ON p.process_id = e.process_id
 JOIN v_files AS f ON f.file_id = e.file_id
 JOIN ops AS o ON o.op = e.op
 ORDER BY e.time, e.id
-LIMIT coalesce(:limit, 1000)
+LIMIT :limit

@@ -1,14 +1,15 @@
 -- name: recent
 -- description: The latest events, newest first.
--- param: limit  rows (default 50)
+-- limit: 50  rows a table shows unless --limit says otherwise; exports show all
+-- count: SELECT rows, exact FROM windowed_rows
 -- reads: events
 SELECT iso_time(e.time) AS time, p.pid, p.image AS process, o.name AS op,
        f.name AS path, e.offset, e.size, e.count, CASE WHEN e.status IS NOT NULL THEN printf('0x%08X', e.status) END AS status
 -- (The events are taken first: newest_events reads one table per slot, and merges them
 -- in order only when nothing is joined to it.)
-FROM (SELECT * FROM newest_events AS e ORDER BY e.id DESC LIMIT coalesce(:limit, 50)) AS e
+FROM (SELECT * FROM newest_events AS e ORDER BY e.id DESC LIMIT :limit) AS e
 JOIN processes AS p ON p.process_id = e.process_id
 JOIN v_files AS f ON f.file_id = e.file_id
 JOIN ops AS o ON o.op = e.op
 ORDER BY e.id DESC
-LIMIT coalesce(:limit, 50)
+LIMIT :limit

@@ -17,4 +17,4 @@ SELECT iso_time(b.bucket) AS bucket, o.name AS op, b.events, b.bytes
 FROM buckets AS b JOIN ops AS o ON o.op = b.op
 WHERE b.events > 0
 ORDER BY b.bucket, b.op
-LIMIT coalesce(:limit, -1)
+LIMIT :limit

@@ -1,8 +1,9 @@
 -- name: top-files
 -- description: Files by bytes read and written, with their events and the processes that touched them (--failed: by failed operations).
--- param: limit  rows (default 20)
+-- limit: 20  rows a table shows unless --limit says otherwise; exports show all
+-- count: column total_rows
 SELECT f.name AS path,
-       t.read_bytes, t.write_bytes, t.disk_bytes, t.events, t.processes, t.failed
+       t.read_bytes, t.write_bytes, t.disk_bytes, t.events, t.processes, t.failed, t.total_rows
 FROM (
   SELECT file_id,
          sum(read_bytes)                            AS read_bytes,
@@ -10,10 +11,11 @@ FROM (
          sum(disk_read_bytes) + sum(disk_write_bytes) AS disk_bytes,
          sum(events)                                AS events,
          sum(failed)                                AS failed,
-         count(DISTINCT CASE WHEN events > 0 OR (:failed_only AND failed > 0) THEN process_id END) AS processes
+         count(DISTINCT CASE WHEN events > 0 OR (:failed_only AND failed > 0) THEN process_id END) AS processes,
+         count(*) OVER () AS total_rows  -- before the LIMIT: how many there are (taken off the table)
   FROM windowed_activity
-  GROUP BY file_id) AS t
+  GROUP BY file_id
+  HAVING sum(events) > 0 OR (:failed_only AND sum(failed) > 0)) AS t
 JOIN v_files AS f ON f.file_id = t.file_id
-WHERE t.events > 0 OR (:failed_only AND t.failed > 0)
 ORDER BY t.read_bytes + t.write_bytes + t.disk_bytes DESC, t.events DESC, t.failed DESC, path
-LIMIT coalesce(:limit, 20)
+LIMIT :limit

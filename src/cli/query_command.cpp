@@ -9,10 +9,12 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/human_format.h"
 #include "core/time_format.h"
 #include "query/filters.h"
 #include "query/output.h"
 #include "query/report.h"
+#include "query/sql_text.h"
 #include "store/database.h"
 
 namespace etwaudit {
@@ -90,7 +92,90 @@ struct QueryRequest {
   const Report* report = nullptr;  // null for --sql and --sql-file
   OutputFormat format = OutputFormat::table;
   std::optional<std::string> output;  // a file instead of standard output
+  // At most this many rows; none: every row. default_limit: the report's
+  // own, for a table, which ends with a note when it cut the rows.
+  std::optional<std::int64_t> limit;
+  bool default_limit = false;
 };
+
+// --limit N, 0 or all (no limit: nullopt).
+std::optional<std::int64_t> parse_limit(const std::string& text) {
+  if (text == "all") return std::nullopt;
+  std::int64_t value = 0;
+  std::size_t used = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || value < 0 || text[0] == '+' || text[0] == ' ')
+    throw UsageError("--limit expects a number or 'all', got '" + text + "'");
+  if (value == 0) return std::nullopt;
+  return value;
+}
+
+// The tables that the filters narrow (query/filters.h): SQL that reads none
+// of them would ignore --since, --path and the rest.
+constexpr const char* filtered_tables[] = {
+    "windowed_events",    "newest_events",    "oldest_events", "windowed_activity", "windowed_ops",
+    "windowed_op_totals", "windowed_minutes", "windowed_rows", "v_events",          "bounds",
+    "window_segments"};
+
+// The filter options given, as the user spelled them.
+std::string given_filters(const cxxopts::ParseResult& args) {
+  std::string given;
+  for (const char* name : {"since", "until", "process", "path", "user", "failed", "op"})
+    if (args.count(name)) given += std::string(given.empty() ? "--" : ", --") + name;
+  return given;
+}
+
+// Every option given with --sql takes effect, or is refused here: the
+// filters through the tables they narrow (or :since/:until), --bucket
+// through :bucket, each --param through its :name.
+void check_sql_options(const cxxopts::ParseResult& args, const std::string& sql, const Params& params) {
+  const SqlNames names = sql_names(sql);
+  if (const std::string given = given_filters(args); !given.empty()) {
+    bool filtered = false;
+    for (const char* table : filtered_tables) filtered = filtered || names.words.count(table);
+    const bool times_only = !args.count("process") && !args.count("path") && !args.count("user") &&
+                            !args.count("failed") && !args.count("op");
+    if (times_only && (names.parameters.count(":since") || names.parameters.count(":until"))) filtered = true;
+    if (!filtered)
+      throw UsageError(given +
+                       " with --sql narrow v_events and the windowed_* tables (see 'etwaudit query "
+                       "--help'), and this SQL reads none of them: read v_events or windowed_events instead "
+                       "(e.g. SELECT count(*) FROM v_events), or leave the option out");
+  }
+  if (args.count("bucket") && !names.parameters.count(":bucket"))
+    throw UsageError("--bucket with --sql sets :bucket (the bucket in ns), and this SQL has no :bucket");
+  for (const auto& [name, value] : params) {
+    if (name == "bucket") continue;
+    std::string lowered = name;
+    for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (!names.parameters.count(":" + lowered) && !names.parameters.count("@" + lowered) &&
+        !names.parameters.count("$" + lowered))
+      throw UsageError("--param " + name + "=...: the SQL has no :" + name);
+  }
+}
+
+// A report takes the options its SQL reads; --param and --bucket elsewhere
+// would change nothing.
+void check_report_options(const cxxopts::ParseResult& args, const Report& report) {
+  if (args.count("param"))
+    throw UsageError("--param sets :name values of --sql; report " + report.name +
+                     " takes its options (see 'etwaudit query --help')");
+  bool has_bucket = false;
+  for (const ReportSection& section : report.sections)
+    has_bucket = has_bucket || sql_names(section.sql).parameters.count(":bucket");
+  if (args.count("bucket") && !has_bucket)
+    throw UsageError("--bucket applies to the timeline report, not to " + report.name);
+  if (args.count("limit") && !report.takes_limit) {
+    std::string limited;
+    for (const Report& other : reports())
+      if (other.takes_limit) limited += (limited.empty() ? "" : ", ") + other.name;
+    throw UsageError("--limit does not apply to " + report.name + ", whose tables are short; it applies to " + limited);
+  }
+}
 
 cxxopts::Options query_options() {
   cxxopts::Options options("etwaudit query",
@@ -100,7 +185,9 @@ cxxopts::Options query_options() {
   options.add_options()
     ("db", "database to read", cxxopts::value<std::string>()->default_value("audit.db"))
     ("list", "list the reports")
-    ("limit", "at most this many rows", cxxopts::value<long>())
+    ("limit", "at most this many rows; 0 or all: every row. Tables of a report show its default (file-history "
+              "1000, recent 50, top-* 20) and say what they left out; csv, json, jsonl and --output write every row",
+     cxxopts::value<std::string>())
     ("bucket", "timeline bucket: 1m, 1h or 1d", cxxopts::value<std::string>()->default_value("1h"))
     ("sql", "run this SQL instead of a report", cxxopts::value<std::string>())
     ("sql-file", "run the SQL in this file", cxxopts::value<std::string>())
@@ -143,6 +230,7 @@ void parse_statements(const cxxopts::ParseResult& args, QueryRequest& request) {
     if (filters.failed_only && !filters.ops.empty() && !report->lists_events)
       throw UsageError("--failed with --op works with the reports that list events (file-history, recent): " +
                        report->name + " adds up failed operations of every kind together");
+    check_report_options(args, *report);
     statements = report->sections;
     request.report = report;
   } else {
@@ -159,6 +247,7 @@ void parse_statements(const cxxopts::ParseResult& args, QueryRequest& request) {
         throw UsageError("--param '" + assignment + "': expected name=value");
       params[assignment.substr(0, equals)] = assignment.substr(equals + 1);
     }
+    check_sql_options(args, sql, params);
   }
 }
 
@@ -169,27 +258,57 @@ QueryRequest parse_query(const cxxopts::ParseResult& args) {
   request.filters = filter_arguments(args);
   request.format = parse_output_format(args["format"].as<std::string>());
   if (args.count("output")) request.output = args["output"].as<std::string>();
-  Params& params = request.params;
-  std::optional<long> limit;
-  if (args.count("limit")) {
-    limit = args["limit"].as<long>();
-    if (*limit <= 0) throw UsageError("--limit must be positive");
-  }
-  params["bucket"] = std::to_string(bucket_ns(args["bucket"].as<std::string>()));
+  std::optional<std::int64_t> limit;
+  if (args.count("limit")) limit = parse_limit(args["limit"].as<std::string>());
+  const std::int64_t bucket = bucket_ns(args["bucket"].as<std::string>());
 
   parse_statements(args, request);
+  if (!request.report || !args.count("param")) request.params["bucket"] = std::to_string(bucket);
   const QueryFilters& filters = request.filters;
   if (filters.path) check_glob_argument(request.report ? "path" : "--path", *filters.path);
   if (filters.process) check_glob_argument("--process", *filters.process);
   if (filters.user) check_glob_argument("--user", *filters.user);
-  if (limit) params["limit"] = std::to_string(*limit);
+  // Exports and files get every row unless --limit says otherwise; a table
+  // on the screen the report's default, with a note when it cut some.
+  const bool exported = request.format != OutputFormat::table || request.output;
+  if (args.count("limit")) {
+    request.limit = limit;
+  } else if (request.report && request.report->default_limit && !exported) {
+    request.limit = request.report->default_limit;
+    request.default_limit = true;
+  }
   return request;
+}
+
+// "showing 1,000 of 34,289 rows (...)" after a table the report's default
+// limit cut: the total from the report's count statement (query/report.h).
+void say_what_was_cut(SQLite::Database& db, const QueryRequest& request, const Table& result) {
+  const std::size_t shown = result.rows.size();
+  RowCount count = count_report_rows(db, *request.report, result, request.filters, request.params);
+  if (count.rows <= static_cast<std::int64_t>(shown)) {  // events came in between, or a lower bound
+    count.rows = static_cast<std::int64_t>(shown) + 1;
+    count.exact = false;
+  }
+  std::cerr << "showing " << with_thousands(shown) << " of " << (count.exact ? "" : "at least ")
+            << with_thousands(static_cast<std::uint64_t>(count.rows)) << " rows (--limit N or --limit all for more)\n";
 }
 
 int run_query(const QueryRequest& request) {
   auto db = open_read_only(request.db_path);
   prepare_read_connection(*db);
-  const std::vector<Table> results = run_statements(*db, request.statements, request.filters, request.params);
+  // A report's LIMIT :limit asks for one row more than it shows, which
+  // tells whether the limit cut anything; ad-hoc SQL is stepped no further.
+  Params params = request.params;
+  std::size_t max_rows = SIZE_MAX;
+  if (request.limit && request.report) params["limit"] = std::to_string(*request.limit + 1);
+  if (request.limit && !request.report) max_rows = static_cast<std::size_t>(*request.limit);
+  std::vector<Table> results = run_statements(*db, request.statements, request.filters, params, max_rows);
+  bool cut = false;
+  for (Table& table : results) {
+    if (!request.limit || table.rows.size() <= static_cast<std::size_t>(*request.limit)) continue;
+    table.rows.resize(static_cast<std::size_t>(*request.limit));
+    cut = true;
+  }
   if (request.report) say_what_was_pruned(*db, *request.report, request.filters);
 
   std::ofstream file;
@@ -201,6 +320,7 @@ int run_query(const QueryRequest& request) {
   write_results(out, results, request.format);
   out.flush();
   if (!out) throw Error("writing the results failed");
+  if (cut && request.default_limit) say_what_was_cut(*db, request, results.front());
   return 0;
 }
 

@@ -406,11 +406,60 @@ std::string operation_ctes(const QueryFilters& filters) {
 
 }  // namespace
 
+namespace {
+
+// windowed_rows(rows, exact): how many event rows windowed_events holds,
+// without reading them: the rows of the kept segments wholly inside the
+// window from segments.events, or from the activity rows that pass the
+// filters, and the matching events of the (at most two) segments at its
+// edges counted one by one. With --op or --failed an activity row's rows of
+// those operations are known only as a lower bound (activity_rows): exact 0.
+std::string rows_cte(const QueryFilters& filters, const FilterConditions& c, bool picked) {
+  std::string inside;
+  if (picked)
+    inside = "SELECT coalesce(sum(events), 0) FROM located_rows";
+  else if (filters.ops.empty())
+    inside = "SELECT coalesce(sum(events), 0) FROM window_segments WHERE inside";
+  else
+    inside = "SELECT coalesce(sum(" + activity_rows(filters, "a.") +
+             "), 0) FROM window_segments w CROSS JOIN activity a ON a.segment_id = w.segment_id WHERE w.inside";
+  const bool exact = filters.ops.empty() && !filters.failed_only;
+  return "windowed_rows(rows, exact) AS (\n"
+         "  SELECT (" +
+         inside +
+         ")\n"
+         "       + (SELECT coalesce(sum(n), 0) FROM (\n" +
+         for_each_slot(
+             "    SELECT count(*) AS n FROM window_segments w CROSS JOIN {events} e"
+             " ON e.id BETWEEN w.first_id AND w.last_id, bounds b\n"
+             "    WHERE NOT w.whole AND w.slot = {slot}" +
+                 c.on_events,
+             "\n    UNION ALL\n") +
+         ")), " + (exact ? "1" : "0") + "),\n";
+}
+
+// v_events as the view shows it (sql/0009), but of windowed_events: with a
+// filter, `--sql "SELECT ... FROM v_events"` reads only what it picks. The
+// same columns in the same order (a test compares them with the view's).
+const char* const filtered_view_cte =
+    ",\nv_events(time, pid, process, user, op, path, offset, size, count, end_offset, status, tid, time_ns, event_id) "
+    "AS (\n"
+    "  SELECT strftime('%Y-%m-%dT%H:%M:%S', e.time / 1000000000, 'unixepoch')\n"
+    "           || printf('.%07dZ', (e.time % 1000000000) / 100),\n"
+    "         p.pid, p.image, p.user, (SELECT o.name FROM ops o WHERE o.op = e.op), f.name, e.offset, e.size,\n"
+    "         e.count, e.end_offset, CASE WHEN e.status IS NOT NULL THEN printf('0x%08X', e.status) END,\n"
+    "         e.tid, e.time, e.id\n"
+    "  FROM windowed_events e JOIN processes p ON p.process_id = e.process_id"
+    " JOIN v_files f ON f.file_id = e.file_id)";
+
+}  // namespace
+
 std::string filter_ctes(const QueryFilters& filters) {
   const FilterConditions c = filter_conditions(filters);
   const bool picked = filters.by_process() || filters.by_file() || filters.failed_only;
   return window_ctes() + (picked ? located_event_ctes(filters, c) : scanned_event_ctes(filters, c)) +
-         activity_ctes(filters, c) + operation_ctes(filters);
+         rows_cte(filters, c, picked) + activity_ctes(filters, c) + operation_ctes(filters) +
+         (filters.any() ? filtered_view_cte : "");
 }
 
 namespace {

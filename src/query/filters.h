@@ -35,6 +35,13 @@
 //   windowed_minutes(minute, op, events, bytes) the same per minute (minute =
 //                             its first ns), from the writer's minute_totals
 //                             when no process or path is picked
+//   windowed_rows(rows, exact) how many rows windowed_events holds, counted
+//                             from segments and activity rows without reading
+//                             the events (the totals of the listings that a
+//                             limit cut); exact 0: a lower bound (--op, --failed)
+//   v_events                  with any filter: the view's columns over
+//                             windowed_events, so that ad-hoc SQL on v_events
+//                             is filtered too
 //
 // So a report over the whole window aggregates windowed_activity (small), and
 // a report that lists events reads windowed_events, which goes through the
@@ -76,6 +83,8 @@ struct QueryFilters {
   bool by_process() const { return process || user || process_id; }
   // A filter on the file row (--path, file_id).
   bool by_file() const { return path || file_id; }
+  // Any filter at all.
+  bool any() const { return since || until || by_process() || by_file() || !ops.empty() || failed_only; }
 };
 
 // A path glob matching more files than this is broad (QueryFilters::broad_path).

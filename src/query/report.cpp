@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "query/filters.h"
+#include "query/sql_text.h"
 #include "store/embedded_sql.h"
 
 namespace etwaudit {
@@ -79,6 +80,7 @@ Report parse_report(const std::string& file_name, const std::string& text) {
   std::istringstream lines(text);
   std::string line;
   bool in_header = true;
+  std::string total_column;
   ReportSection current;
   auto finish_section = [&] {
     current.sql = trim(current.sql);
@@ -102,6 +104,17 @@ Report parse_report(const std::string& file_name, const std::string& text) {
         if (key == "description") report.description = value;
         if (key == "argument") report.argument = value.substr(0, value.find_first_of(" \t"));
         if (key == "reads") report.lists_events = value == "events";
+        if (key == "limit") {
+          const std::string number = value.substr(0, value.find_first_of(" \t"));
+          report.default_limit = as_integer(number);
+          if (!report.default_limit || *report.default_limit <= 0)
+            throw Error("report " + file_name + ": '-- limit:' needs a positive number, not '" + number + "'");
+        }
+        if (key == "count") report.count_sql = value;
+        if (key == "count" && value.rfind("column ", 0) == 0) {
+          report.count_sql.clear();
+          total_column = trim(value.substr(7));
+        }
         if (key == "param") {
           auto space = value.find_first_of(" \t");
           report.params.emplace_back(value.substr(0, space),
@@ -117,6 +130,12 @@ Report parse_report(const std::string& file_name, const std::string& text) {
   if (report.name.empty()) throw Error("report " + file_name + " has no '-- name:' header");
   if (report.sections.empty()) throw Error("report " + file_name + " has no statement");
   if (report.sections.size() == 1 && report.sections[0].name.empty()) report.sections[0].name = report.name;
+  for (ReportSection& section : report.sections) {
+    if (section.sql.find(":limit") != std::string::npos) report.takes_limit = true;
+    section.total_column = total_column;
+  }
+  if (report.default_limit && (!report.takes_limit || (report.count_sql.empty() && total_column.empty())))
+    throw Error("report " + file_name + ": '-- limit:' needs LIMIT :limit in the SQL and a '-- count:' header");
   return report;
 }
 
@@ -164,27 +183,43 @@ std::string closest_report_name(const std::string& name) {
   return best;
 }
 
-std::string with_ctes(const std::string& ctes, const std::string& statement) {
-  std::size_t start = statement.find_first_not_of(" \t\r\n");
-  if (start != std::string::npos && statement.size() - start > 4 &&
-      sqlite3_strnicmp(statement.c_str() + start, "WITH", 4) == 0 &&
-      std::isspace(static_cast<unsigned char>(statement[start + 4])))
-    return "WITH " + ctes + ",\n" + statement.substr(start + 5);
-  return "WITH " + ctes + "\n" + statement;
+namespace {
+
+bool starts_a_query(const std::string& sql) {
+  const std::string word = sql_word_at(sql, first_sql_word(sql));
+  return word == "SELECT" || word == "WITH" || word == "VALUES";
 }
 
-namespace {
-bool starts_a_query(const std::string& sql) {
-  std::size_t start = sql.find_first_not_of(" \t\r\n");
-  if (start == std::string::npos) return false;
-  std::string word;
-  for (std::size_t i = start; i < sql.size() && std::isalpha(static_cast<unsigned char>(sql[i])); ++i)
-    word += static_cast<char>(std::toupper(static_cast<unsigned char>(sql[i])));
-  return word == "SELECT" || word == "WITH";
-}
 }  // namespace
 
+std::string with_ctes(const std::string& ctes, const std::string& statement) {
+  // Comments before the statement stay where they are; the filter CTEs go
+  // after WITH [RECURSIVE] (RECURSIVE is said of the whole clause).
+  const std::size_t start = first_sql_word(statement);
+  if (sql_word_at(statement, start) != "WITH") return "WITH " + ctes + "\n" + statement;
+  const std::size_t after = start + 4;
+  const std::size_t next = first_sql_word(statement, after);
+  if (sql_word_at(statement, next) == "RECURSIVE") {
+    return statement.substr(0, next + 9) + " " + ctes + ",\n" + statement.substr(next + 9);
+  }
+  return statement.substr(0, after) + " " + ctes + ",\n" + statement.substr(after);
+}
+
 namespace {
+// Moves the column name (the rows before the LIMIT, in every row) into
+// table.total_rows; throws Error when the result lacks it.
+void take_total_column(Table& table, const std::string& name) {
+  const auto column = std::find(table.columns.begin(), table.columns.end(), name);
+  if (column == table.columns.end()) throw Error(table.name + " has no column " + name + " to count its rows");
+  const auto index = static_cast<std::size_t>(column - table.columns.begin());
+  table.columns.erase(column);
+  table.total_rows = 0;
+  for (auto& row : table.rows) {
+    if (auto value = as_integer(row[index].text)) table.total_rows = *value;
+    row.erase(row.begin() + static_cast<long>(index));
+  }
+}
+
 // The filter CTEs for filters, their parameters added to params.
 std::string prepare_filters(SQLite::Database& db, QueryFilters& filters, Params& params) {
   try {
@@ -198,14 +233,29 @@ std::string prepare_filters(SQLite::Database& db, QueryFilters& filters, Params&
 }  // namespace
 
 std::vector<Table> run_statements(SQLite::Database& db, const std::vector<ReportSection>& statements,
-                                  QueryFilters filters, Params params) {
+                                  QueryFilters filters, Params params, std::size_t max_rows) {
+  if (!params.count("limit")) params["limit"] = std::to_string(no_limit);
   const std::string ctes = prepare_filters(db, filters, params);
   std::vector<Table> results;
   for (const ReportSection& statement : statements) {
     const std::string sql = starts_a_query(statement.sql) ? with_ctes(ctes, statement.sql) : statement.sql;
-    results.push_back(run_sql(db, sql, params, statement.name));
+    Table& table = results.emplace_back(run_sql(db, sql, params, statement.name, max_rows));
+    if (!statement.total_column.empty()) take_total_column(table, statement.total_column);
   }
   return results;
+}
+
+RowCount count_report_rows(SQLite::Database& db, const Report& report, const Table& result, QueryFilters filters,
+                           Params params) {
+  if (result.total_rows) return RowCount{*result.total_rows, true};
+  if (report.count_sql.empty()) throw Error("report " + report.name + " cannot count its rows");
+  const Table counted =
+      run_statements(db, {{"count", report.count_sql}}, std::move(filters), std::move(params)).front();
+  RowCount count;
+  if (counted.rows.empty() || counted.rows[0].empty()) return count;
+  count.rows = as_integer(counted.rows[0][0].text).value_or(0);
+  if (counted.rows[0].size() > 1) count.exact = counted.rows[0][1].text != "0";
+  return count;
 }
 
 namespace {
@@ -250,12 +300,13 @@ void each_row(SQLite::Database& db, const std::string& sql, const Params& params
 }
 }  // namespace
 
-Table run_sql(SQLite::Database& db, const std::string& sql, const Params& params, const std::string& name) {
+Table run_sql(SQLite::Database& db, const std::string& sql, const Params& params, const std::string& name,
+              std::size_t max_rows) {
   Table table;
   table.name = name;
   each_row(db, sql, params, [&](SQLite::Statement& statement) {
     for (int c = 0; c < statement.getColumnCount(); ++c) table.columns.push_back(statement.getColumnName(c));
-    while (statement.executeStep()) {
+    while (table.rows.size() < max_rows && statement.executeStep()) {
       auto& row = table.rows.emplace_back();
       row.reserve(table.columns.size());
       for (int c = 0; c < statement.getColumnCount(); ++c) {
