@@ -6,7 +6,8 @@
 -- param: used_bytes  bytes of the pages in use; reusable_bytes, of the free ones
 -- param: schema_version  PRAGMA user_version
 -- param: now         the present, ns
--- param: stale_after a run open without a commit for this long (ns) is reported as possibly dead
+-- param: stale_after a run open without a commit for this long (ns) is reported as possibly stuck
+-- param: running     1 while a process holds the writer lock (a collector runs), else 0
 -- section: database
 SELECT :path AS path,
        :file_bytes AS file_bytes,
@@ -64,8 +65,10 @@ SELECT run_id, source, host, pid,
        CASE WHEN events_written > 0 THEN round(100.0 * (events_written - unresolved) / events_written, 1) END AS resolved_pct,
        rundown_names,
        coalesce(exit_reason, 'running or interrupted') AS exit_reason,
-       CASE WHEN stopped_at IS NULL AND :now - coalesce(last_commit_at, started_at) > :stale_after
+       CASE WHEN stopped_at IS NULL AND NOT :running
+            THEN 'run ' || run_id || ' was left open: its collector is gone (no process holds the database)'
+            WHEN stopped_at IS NULL AND :now - coalesce(last_commit_at, started_at) > :stale_after
             THEN 'no commit for ' || ((:now - coalesce(last_commit_at, started_at)) / 1000000000) ||
-                 ' s while the run is open: its collector may have died'
+                 ' s while its collector holds the database: it may be stuck'
        END AS warning
 FROM collector_runs ORDER BY run_id DESC LIMIT 1;

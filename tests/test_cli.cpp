@@ -701,6 +701,7 @@ TEST_CASE("status shows the database, its retention and the last run, and warns 
               .exit_code == 0);
   auto status = run(dir, {"status", "--db", db});
   CHECK(status.exit_code == 0);
+  CHECK_THAT(status.out, Catch::StartsWith("collector: not running\n"));
   CHECK_THAT(status.out, Catch::Contains("## last_run") && Catch::Contains("end of input") &&
                              Catch::Matches("[\\s\\S]*keep +30d[\\s\\S]*") &&
                              Catch::Matches("[\\s\\S]*max_bytes +2147483648[\\s\\S]*") &&
@@ -717,8 +718,34 @@ TEST_CASE("status shows the database, its retention and the last run, and warns 
   }
   auto json = run(dir, {"status", "--db", db, "--format", "json"});
   CHECK(json.exit_code == 0);
-  CHECK_THAT(json.out, Catch::Contains("\"last_run\"") && Catch::Contains("collector may have died"));
-  CHECK_THAT(json.err, Catch::Contains("warning: no commit for 36"));
+  CHECK_THAT(json.out, Catch::Contains("\"last_run\"") && Catch::Contains("its collector is gone") &&
+                           Catch::Contains("\"running\": 0"));
+  CHECK_THAT(json.err, Catch::Contains("warning: run 2 was left open: its collector is gone"));
+}
+
+TEST_CASE("status tells a running collector from one that was killed, through its writer lock", "[cli][status]") {
+  TempDir dir;
+  TempDir other;
+  LiveCollector collector(dir);
+  collector.send(0, 10);
+  REQUIRE(wait_until(collector.db, "SELECT count(*) FROM events", 10));
+  const std::string pid = std::to_string(collector.pid);
+  auto running = run(other, {"status", "--db", collector.db});
+  CHECK(running.exit_code == 0);
+  CHECK_THAT(running.out, Catch::StartsWith("collector: running (pid " + pid + ", run 1)\n"));
+  CHECK(running.err.empty());
+  auto json = run(other, {"status", "--db", collector.db, "--format", "json"});
+  CHECK_THAT(json.out, Catch::Contains("\"collector\": \"running (pid " + pid +
+                                       ", run 1)\",\n      \"running\": 1,\n"
+                                       "      \"pid\": " +
+                                       pid + ",\n      \"run_id\": 1"));
+
+  kill(collector.pid, SIGKILL);
+  collector.finish();
+  auto killed = run(other, {"status", "--db", collector.db});
+  CHECK(killed.exit_code == 0);
+  CHECK_THAT(killed.out, Catch::StartsWith("collector: not running (run 1 was left open: its collector is gone)\n"));
+  CHECK_THAT(killed.err, Catch::Contains("warning: run 1 was left open: its collector is gone"));
 }
 
 TEST_CASE("prune drops old segments beside the data it keeps, and says what it did", "[cli][prune]") {

@@ -12,13 +12,15 @@
 #include "query/output.h"
 #include "query/report.h"
 #include "store/database.h"
+#include "store/open_run.h"
 #include "store/retention.h"
 
 namespace etwaudit {
 namespace {
 
-// A run that has committed nothing for this long is probably dead: a live
-// collector commits at least every 30 s (its heartbeat).
+// A run that has committed nothing for this long while its collector holds
+// the database is probably stuck: a live collector commits at least every
+// 30 s (its heartbeat).
 constexpr std::int64_t stale_after_ns = 5 * 60 * ns_per_second;
 
 const Report& status_report() {
@@ -40,6 +42,22 @@ Table transposed(const Table& table) {
   return result;
 }
 
+// Whether a collector writes the database: the writer lock says whether one
+// runs, the open run record which. One row: collector (in words), running
+// (1 or 0), pid, run_id.
+Table collector_table(bool running, const OpenRun& run) {
+  std::string words = running ? "running" : "not running";
+  if (running && run.run_id)
+    words += " (pid " + std::to_string(run.pid) + ", run " + std::to_string(run.run_id) + ")";
+  else if (run.run_id)
+    words += " (run " + std::to_string(run.run_id) + " was left open: its collector is gone)";
+  auto integer = [](std::int64_t value) { return Cell{Cell::Type::integer, std::to_string(value)}; };
+  Table table{"collector", {"collector", "running", "pid", "run_id"}, {}};
+  table.rows.push_back({Cell{Cell::Type::text, words}, integer(running ? 1 : 0),
+                        running && run.run_id ? integer(run.pid) : Cell{}, run.run_id ? integer(run.run_id) : Cell{}});
+  return table;
+}
+
 }  // namespace
 
 int status_command(int argc, const char* const* argv) {
@@ -57,7 +75,13 @@ int status_command(int argc, const char* const* argv) {
   const OutputFormat format = parse_output_format(args["format"].as<std::string>());
   const std::string path = args["db"].as<std::string>();
 
+  // The probe first: closing its descriptor would drop the read
+  // connection's locks (store/open_run.h).
+  if (std::error_code error; !std::filesystem::exists(path, error))
+    throw Error("database '" + path + "' does not exist");
+  const bool running = collector_running(path);
   auto db = open_read_only(path);
+  const OpenRun run = open_run(*db);
   const std::uint64_t used = used_bytes(*db);
   const std::int64_t page_size = db->execAndGet("PRAGMA page_size").getInt64();
   const std::int64_t free_pages = db->execAndGet("PRAGMA freelist_count").getInt64();
@@ -69,8 +93,9 @@ int status_command(int argc, const char* const* argv) {
                       {"file_bytes", std::to_string(file_bytes(path))},
                       {"wal_bytes", std::to_string(file_bytes(path + "-wal"))},
                       {"now", std::to_string(now_ns())},
-                      {"stale_after", std::to_string(stale_after_ns)}};
-  std::vector<Table> results;
+                      {"stale_after", std::to_string(stale_after_ns)},
+                      {"running", running ? "1" : "0"}};
+  std::vector<Table> results{collector_table(running, run)};
   for (const ReportSection& section : status_report().sections)
     results.push_back(run_sql(*db, section.sql, params, section.name));
 
@@ -79,8 +104,12 @@ int status_command(int argc, const char* const* argv) {
     const Cell& warning = table.rows[0].back();
     if (warning.type != Cell::Type::null) std::cerr << "etwaudit status: warning: " << warning.text << "\n";
   }
-  if (format == OutputFormat::table)
+  if (format == OutputFormat::table) {
+    // "collector: running (pid 4242, run 3)" above the tables.
+    std::cout << "collector: " << results.front().rows[0][0].text << "\n\n";
+    results.erase(results.begin());
     for (Table& table : results) table = transposed(table);
+  }
   write_results(std::cout, results, format);
   return 0;
 }

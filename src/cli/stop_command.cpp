@@ -18,30 +18,11 @@
 #include "core/error.h"
 #include "core/time_format.h"
 #include "platform/platform.h"
+#include "store/open_run.h"
 #include "store/writer_lock.h"
 
 namespace etwaudit {
 namespace {
-
-struct OpenRun {
-  std::int64_t run_id = 0;
-  std::uint32_t pid = 0;
-  std::string host;
-};
-
-// The newest run without an end; run_id 0 when there is none.
-OpenRun open_run(SQLite::Database& db) {
-  OpenRun run;
-  SQLite::Statement find(db,
-                         "SELECT run_id, coalesce(pid, 0), coalesce(host, '') FROM collector_runs "
-                         "WHERE stopped_at IS NULL ORDER BY run_id DESC LIMIT 1");
-  if (find.executeStep()) {
-    run.run_id = find.getColumn(0).getInt64();
-    run.pid = static_cast<std::uint32_t>(find.getColumn(1).getInt64());
-    run.host = find.getColumn(2).getString();
-  }
-  return run;
-}
 
 // The run's exit reason once it is closed; empty while it is open.
 std::string exit_reason(SQLite::Database& db, std::int64_t run_id) {
@@ -79,9 +60,7 @@ int stop_command(int argc, const char* const* argv) {
     throw Error("cannot open database '" + path + "': " + e.what());
   }
   const OpenRun run = open_run(*db);
-  WriterLock probe;
-  if (probe.try_lock(path)) {
-    probe.unlock();
+  if (!collector_running(path)) {
     std::cout << "etwaudit stop: no collector is writing to " << path;
     if (run.run_id) std::cout << " (run " << run.run_id << " was left open: its collector is gone)";
     std::cout << "\n";
