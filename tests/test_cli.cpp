@@ -900,3 +900,31 @@ TEST_CASE("every option given with --sql takes effect or is refused, saying what
   refused({"recent", "--param", "x=1"}, "--param sets :name values of --sql");
   refused({"recent", "--bucket", "1m"}, "--bucket applies to the timeline report, not to recent");
 }
+
+TEST_CASE("tables keep long paths whole unless they go to a terminal, where --wide keeps them whole too",
+          "[cli][query]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db");
+  REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db}).exit_code == 0);
+  const std::string whole = "C:\\Program Files\\Microsoft SQL Server\\MSSQL16.MSSQLSERVER\\MSSQL\\Binn\\sqlservr.exe";
+  const std::string shortened = "C:\\Program Files\\\u2026\\Binn\\sqlservr.exe";
+  auto piped = run(dir, {"query", "recent", "--limit", "1", "--db", db});
+  CHECK_THAT(piped.out, Catch::Contains(whole));
+  // On a terminal: script(1) gives the command a pseudo-terminal.
+  const std::string command =
+      "script -qec '" + std::string(ETWAUDIT_EXE) + " query recent --limit 1 --db " + db + "' /dev/null";
+  const std::string wide_command =
+      "script -qec '" + std::string(ETWAUDIT_EXE) + " query recent --limit 1 --wide --db " + db + "' /dev/null";
+  auto read_command = [](const std::string& shell_command) {
+    std::string text;
+    FILE* pipe = popen(shell_command.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    char buffer[4096];
+    while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) text.append(buffer, n);
+    pclose(pipe);
+    return text;
+  };
+  const std::string terminal = read_command(command);
+  CHECK_THAT(terminal, Catch::Contains(shortened) && !Catch::Contains(whole));
+  CHECK_THAT(read_command(wide_command), Catch::Contains(whole));
+}

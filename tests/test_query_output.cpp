@@ -108,3 +108,17 @@ TEST_CASE("an unknown format is a usage error", "[output]") {
   CHECK(parse_output_format("csv") == OutputFormat::csv);
   CHECK_THROWS_AS(parse_output_format("xml"), UsageError);
 }
+
+TEST_CASE("a table shortens long paths only when asked (on a terminal), and keeps them whole otherwise", "[output]") {
+  Table table;
+  table.name = "events";
+  table.columns = {"path", "command_line"};
+  const std::string path = "C:\\Program Files\\Microsoft SQL Server\\MSSQL16.MSSQLSERVER\\MSSQL\\Binn\\sqlservr.exe";
+  const std::string command = "/usr/bin/python3 /opt/tools/rotate-logs.py --keep 30 --compress --verbose /var/log/app";
+  table.rows = {{text(path), text(command)}};
+  std::ostringstream whole, shortened;
+  write_results(whole, {table}, OutputFormat::table);
+  write_results(shortened, {table}, OutputFormat::table, true);
+  CHECK_THAT(whole.str(), Catch::Contains(path) && Catch::Contains(command));
+  CHECK_THAT(shortened.str(), Catch::Contains("\u2026") && !Catch::Contains(path) && !Catch::Contains(command));
+}

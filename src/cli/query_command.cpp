@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/human_format.h"
 #include "core/time_format.h"
+#include "platform/platform.h"
 #include "query/filters.h"
 #include "query/output.h"
 #include "query/report.h"
@@ -92,6 +93,7 @@ struct QueryRequest {
   const Report* report = nullptr;  // null for --sql and --sql-file
   OutputFormat format = OutputFormat::table;
   std::optional<std::string> output;  // a file instead of standard output
+  bool wide = false;                  // --wide: whole values on a terminal too
   // At most this many rows; none: every row. default_limit: the report's
   // own, for a table, which ends with a note when it cut the rows.
   std::optional<std::int64_t> limit;
@@ -194,6 +196,8 @@ cxxopts::Options query_options() {
     ("param", "bind :name in --sql to value (name=value); repeatable", cxxopts::value<std::vector<std::string>>())
     ("format", "table, csv, json or jsonl", cxxopts::value<std::string>()->default_value("table"))
     ("output", "write to this file instead of standard output", cxxopts::value<std::string>())
+    ("wide", "on a terminal too, show long paths and command lines whole (a table shortens them in the middle "
+             "only when it goes to a terminal)")
     ("report", "report to run", cxxopts::value<std::string>())
     ("argument", "the report's argument", cxxopts::value<std::string>());
   // clang-format on
@@ -258,6 +262,7 @@ QueryRequest parse_query(const cxxopts::ParseResult& args) {
   request.filters = filter_arguments(args);
   request.format = parse_output_format(args["format"].as<std::string>());
   if (args.count("output")) request.output = args["output"].as<std::string>();
+  request.wide = args.count("wide") > 0;
   std::optional<std::int64_t> limit;
   if (args.count("limit")) limit = parse_limit(args["limit"].as<std::string>());
   const std::int64_t bucket = bucket_ns(args["bucket"].as<std::string>());
@@ -317,7 +322,7 @@ int run_query(const QueryRequest& request) {
     if (!file) throw Error("cannot write '" + *request.output + "': " + std::strerror(errno));
   }
   std::ostream& out = request.output ? file : std::cout;
-  write_results(out, results, request.format);
+  write_results(out, results, request.format, !request.output && !request.wide && stdout_is_terminal());
   out.flush();
   if (!out) throw Error("writing the results failed");
   if (cut && request.default_limit) say_what_was_cut(*db, request, results.front());

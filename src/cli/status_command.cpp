@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/time_format.h"
+#include "platform/platform.h"
 #include "query/filters.h"
 #include "query/output.h"
 #include "query/report.h"
@@ -110,7 +111,7 @@ int status_command(int argc, const char* const* argv) {
     results.erase(results.begin());
     for (Table& table : results) table = transposed(table);
   }
-  write_results(std::cout, results, format);
+  write_results(std::cout, results, format, stdout_is_terminal());
   return 0;
 }
 

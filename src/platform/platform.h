@@ -32,6 +32,7 @@ inline constexpr bool file_names_ignore_case = false;
 std::uint32_t current_pid();
 std::string host_name();
 bool stderr_is_terminal();
+bool stdout_is_terminal();
 
 #ifdef _WIN32
 // True when the process token is elevated (an administrator past UAC, or

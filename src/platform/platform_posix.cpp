@@ -77,4 +77,8 @@ bool stderr_is_terminal() {
   return ::isatty(STDERR_FILENO) != 0;
 }
 
+bool stdout_is_terminal() {
+  return ::isatty(STDOUT_FILENO) != 0;
+}
+
 }  // namespace etwaudit

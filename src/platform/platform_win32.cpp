@@ -105,6 +105,10 @@ bool stderr_is_terminal() {
   return _isatty(_fileno(stderr)) != 0;
 }
 
+bool stdout_is_terminal() {
+  return _isatty(_fileno(stdout)) != 0;
+}
+
 bool is_elevated() {
   HANDLE token = nullptr;
   if (!OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &token)) return false;

@@ -47,7 +47,7 @@ std::string printable(std::string text) {
   return text;
 }
 
-void write_table(std::ostream& out, const Table& table) {
+void write_table(std::ostream& out, const Table& table, bool shorten) {
   const std::size_t columns = table.columns.size();
   std::vector<std::vector<std::string>> cells;
   std::vector<bool> right_aligned(columns, true);
@@ -59,7 +59,7 @@ void write_table(std::ostream& out, const Table& table) {
       std::string text = printable(cell.text);
       if (cell.type == Cell::Type::integer && is_bytes_column(table.columns[c]))
         text = human_bytes(static_cast<std::uint64_t>(std::max<long long>(0, std::stoll(cell.text))));
-      else if (cell.type == Cell::Type::text && is_path_column(table.columns[c]))
+      else if (shorten && cell.type == Cell::Type::text && is_path_column(table.columns[c]))
         text = shorten_path(
             text, table.columns[c] == "process" || table.columns[c] == "image" ? max_process_width : max_path_width);
       texts.push_back(std::move(text));
@@ -168,13 +168,13 @@ std::string shorten_path(const std::string& path, std::size_t max_width) {
   return path.substr(0, byte_offset(path, keep_start)) + "\u2026" + path.substr(byte_offset(path, width - keep_end));
 }
 
-void write_results(std::ostream& out, const std::vector<Table>& results, OutputFormat format) {
+void write_results(std::ostream& out, const std::vector<Table>& results, OutputFormat format, bool shorten) {
   const bool sections = results.size() > 1;
   switch (format) {
     case OutputFormat::table:
       for (std::size_t i = 0; i < results.size(); ++i) {
         if (sections) out << (i ? "\n" : "") << "## " << results[i].name << "\n";
-        write_table(out, results[i]);
+        write_table(out, results[i], shorten);
       }
       break;
     case OutputFormat::csv:

@@ -2,8 +2,9 @@
 // Writing query results: for people (table) and for programs (csv, json, jsonl).
 //
 // table  aligned columns, numbers to the right; byte columns (bytes, *_bytes,
-//        size) in KiB/MiB/GiB; long paths (path, process, image, ...) shortened
-//        in the middle so that the drive and the file name stay visible
+//        size) in KiB/MiB/GiB; on a screen (shorten), long paths (path,
+//        process, image, command_line, ...) shortened in the middle so that
+//        the drive and the file name stay visible; whole otherwise
 // csv    RFC 4180: CRLF line ends, fields with a comma, quote or line break
 //        quoted, quotes doubled; NULL is an empty field; exact values
 // json   an array of objects (an object of such arrays, by section, when a
@@ -24,7 +25,9 @@ enum class OutputFormat { table, csv, json, jsonl };
 // nullopt-free parse: throws UsageError for an unknown name.
 OutputFormat parse_output_format(const std::string& name);
 
-void write_results(std::ostream& out, const std::vector<Table>& results, OutputFormat format);
+// shorten: tables shorten long paths (for a terminal; not for a file or a
+// pipe, where every value is whole).
+void write_results(std::ostream& out, const std::vector<Table>& results, OutputFormat format, bool shorten = false);
 
 // "C:\Program Files\…\Binn\sqlservr.exe": at most max_width characters, keeping
 // the start and the last component.
