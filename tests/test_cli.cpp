@@ -928,3 +928,33 @@ TEST_CASE("tables keep long paths whole unless they go to a terminal, where --wi
   CHECK_THAT(terminal, Catch::Contains(shortened) && !Catch::Contains(whole));
   CHECK_THAT(read_command(wide_command), Catch::Contains(whole));
 }
+
+TEST_CASE("a folder path lists what is below it when it ends in a separator, and hints when it does not",
+          "[cli][query]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db");
+  REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db}).exit_code == 0);
+  auto folder = run(dir, {"query", "file-history", "C:\\Users\\ada\\Documents", "--db", db});
+  CHECK(folder.exit_code == 0);
+  CHECK_THAT(folder.out, Catch::EndsWith("(0 rows)\n"));
+  CHECK(folder.err ==
+        "etwaudit query: note: 'C:\\Users\\ada\\Documents' is a folder with 4 recorded files below it: did you mean "
+        "'C:\\Users\\ada\\Documents\\*'?\n");
+  auto below = run(dir, {"query", "file-history", "C:\\Users\\ada\\Documents\\", "--db", db});
+  CHECK_THAT(below.out, Catch::EndsWith("(25 rows)\n"));
+  CHECK(below.err.empty());
+  auto option = run(dir, {"query", "top-files", "--path", "c:/users/ada/documents/", "--db", db});
+  CHECK_THAT(option.out, Catch::EndsWith("(3 rows)\n"));  // the fourth only had a failed open
+
+  auto excluded = run(dir, {"query", "process-activity", "winword.exe", "--exclude-path", "*.docx", "--exclude-path",
+                            "*.dotm", "--format", "csv", "--db", db});
+  CHECK(excluded.exit_code == 0);
+  CHECK_THAT(excluded.out, !Catch::Contains(".docx") && Catch::Contains("~WRD0001.tmp"));
+  auto bad = run(dir, {"query", "recent", "--exclude-path", "C:\\[x", "--db", db});
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("--exclude-path 'C:\\[x'"));
+  const auto page = dir.file("page.html");
+  auto html = run(dir, {"report", "--html", page, "--exclude-path", "*.docx", "--db", db});
+  CHECK(html.exit_code == 0);
+  CHECK_THAT(read_file(page), Catch::Contains("not *.docx"));
+}

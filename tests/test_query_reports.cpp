@@ -423,3 +423,39 @@ TEST_CASE("a report with a default limit says how to count its rows; one without
   CHECK_THROWS_WITH(parse_report("x.sql", "-- name: x\n-- limit: many\nSELECT 1 LIMIT :limit"),
                     Catch::Contains("needs a positive number, not 'many'"));
 }
+
+TEST_CASE("excluded paths are left out of the totals and the listings", "[reports]") {
+  ReportFixture fixture;
+  QueryFilters no_text;
+  no_text.exclude_paths = {"*.txt"};
+  const auto history = fixture.rows("file-history", no_text);
+  CHECK(history.size() == 5);  // 12 events, 6 of them on notes.txt / Notes.txt, 1 without a name stays
+  for (const std::string& row : history) CHECK_THAT(row, !Catch::Contains(".txt"));
+  QueryFilters two = no_text;
+  two.exclude_paths.push_back("*.jpg");
+  CHECK(fixture.rows("file-history", two).size() == 4);
+  QueryFilters notepad = no_text;
+  notepad.process = "notepad.exe";
+  CHECK(fixture.rows("process-activity", notepad).empty());
+  CHECK(fixture.rows("top-files", two) ==
+        Rows{"C:\\Users\\ada\\Report, \"Q4\".docx|8192|1000|0|3|1|0", "<unknown>|512|0|0|1|1|0"});
+}
+
+TEST_CASE("a folder given as a path is found below with a separator, and hinted at without one", "[reports]") {
+  ReportFixture fixture;
+  CHECK(path_argument("/home/ada/") == "/home/ada/*");
+  CHECK(path_argument("C:\\Users\\ada\\") == "C:\\Users\\ada\\*");
+  CHECK(path_argument("/") == "/");
+  CHECK(path_argument("notes.txt") == "notes.txt");
+  CHECK(below_folder("C:\\Users\\ada") == "C:\\Users\\ada\\*");
+  CHECK(below_folder("/home/ada") == "/home/ada/*");
+  CHECK(files_below_folder(fixture.db(), "C:\\Users\\ada", 100) == 3);
+  CHECK(files_below_folder(fixture.db(), "c:\\users", 2) == 2);  // at most the limit
+  CHECK(files_below_folder(fixture.db(), "/home/ada", 100) == 1);
+  CHECK(files_below_folder(fixture.db(), "/home/ada/Notes.txt", 100) == 0);  // a file
+  CHECK(files_below_folder(fixture.db(), "/home/ada/*", 100) == 0);          // a glob already
+  CHECK(files_below_folder(fixture.db(), "notes.txt", 100) == 0);
+  QueryFilters below;
+  below.path = path_argument("C:\\Users\\ada\\");
+  CHECK(fixture.rows("file-history", below).size() == 9);
+}

@@ -137,7 +137,7 @@ done
 # Queries: the README's examples as name=value lines, and statements the
 # read-only connection must refuse.
 n=0
-for query in 'report=file-history\npath=/tmp/ex/*' 'report=top-files\nlimit=3' 'report=summary\nsince=2026-12-02T10:16:00Z' \
+for query in 'report=file-history\npath=/tmp/ex/*' 'report=top-files\nexclude=*.dll\nexclude=C:\\Windows\\*' 'report=top-files\nlimit=3' 'report=summary\nsince=2026-12-02T10:16:00Z' \
   'report=file-history\npath=notes.txt\nlimit=4' 'report=top-processes\nlimit=3' 'report=process-activity\nprocess=notepad.exe' \
   'report=timeline\nbucket=1m\nop=read\nop=write' 'report=recent\nlimit=1' \
   'report=summary\nsince=2026-12-02T10:00:30Z\nuntil=2026-12-02T11:00:06.5Z\nprocess=100\npath=*.txt' \

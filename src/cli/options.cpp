@@ -54,12 +54,15 @@ void add_filter_options(cxxopts::Options& options) {
     ("until", "up to this time, same forms", cxxopts::value<std::string>())
     ("process", "only processes whose image matches this glob (notepad.exe, *\\Office16\\*), or this pid",
       cxxopts::value<std::string>())
-    ("path", "only files matching this glob (*.docx, C:\\Users\\*\\notes.txt); Windows paths ignore case",
+    ("path", "only files matching this glob (*.docx, C:\\Users\\*\\notes.txt); Windows paths ignore case; a "
+             "path ending in a separator (/srv/hr/) means everything below it",
       cxxopts::value<std::string>())
     ("user", "only processes of this account: DOMAIN\\user, or user alone; a glob (Windows: where the trace said)",
       cxxopts::value<std::string>())
     ("failed", "only operations that failed (Windows: an error status); the totals leave them out otherwise")
     ("op", "only this operation (read, write, open, delete, ...); repeat for several",
+      cxxopts::value<std::vector<std::string>>())
+    ("exclude-path", "leave out files matching this glob (/usr/lib/*, *.mui); repeatable",
       cxxopts::value<std::vector<std::string>>());
   // clang-format on
 }
@@ -72,7 +75,13 @@ QueryFilters filter_arguments(const cxxopts::ParseResult& args) {
   if (filters.since && filters.until && *filters.since > *filters.until)
     throw UsageError("--since is after --until: the window is empty");
   if (args.count("process")) filters.process = args["process"].as<std::string>();
-  if (args.count("path")) filters.path = args["path"].as<std::string>();
+  if (args.count("path")) filters.path = path_argument(args["path"].as<std::string>());
+  // Each as given: the parsed list would be cut at commas.
+  for (const cxxopts::KeyValue& argument : args.arguments())
+    if (argument.key() == "exclude-path") {
+      check_glob_argument("--exclude-path", argument.value());
+      filters.exclude_paths.push_back(argument.value());
+    }
   if (args.count("user")) filters.user = args["user"].as<std::string>();
   if (args.count("op"))
     for (const auto& name : args["op"].as<std::vector<std::string>>()) filters.ops.push_back(parse_op_argument(name));

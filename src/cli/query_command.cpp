@@ -126,7 +126,7 @@ constexpr const char* filtered_tables[] = {
 // The filter options given, as the user spelled them.
 std::string given_filters(const cxxopts::ParseResult& args) {
   std::string given;
-  for (const char* name : {"since", "until", "process", "path", "user", "failed", "op"})
+  for (const char* name : {"since", "until", "process", "path", "exclude-path", "user", "failed", "op"})
     if (args.count(name)) given += std::string(given.empty() ? "--" : ", --") + name;
   return given;
 }
@@ -139,8 +139,8 @@ void check_sql_options(const cxxopts::ParseResult& args, const std::string& sql,
   if (const std::string given = given_filters(args); !given.empty()) {
     bool filtered = false;
     for (const char* table : filtered_tables) filtered = filtered || names.words.count(table);
-    const bool times_only = !args.count("process") && !args.count("path") && !args.count("user") &&
-                            !args.count("failed") && !args.count("op");
+    const bool times_only = !args.count("process") && !args.count("path") && !args.count("exclude-path") &&
+                            !args.count("user") && !args.count("failed") && !args.count("op");
     if (times_only && (names.parameters.count(":since") || names.parameters.count(":until"))) filtered = true;
     if (!filtered)
       throw UsageError(given +
@@ -227,7 +227,10 @@ void parse_statements(const cxxopts::ParseResult& args, QueryRequest& request) {
       if (!args.count("argument"))
         throw UsageError(report->name + " needs a " + report->argument + " (e.g. 'etwaudit query " + report->name +
                          (report->argument == "path" ? " \"C:\\Users\\*\\notes.txt\"'" : " notepad.exe'") + ")");
-      (report->argument == "path" ? filters.path : filters.process) = args["argument"].as<std::string>();
+      if (report->argument == "path")
+        filters.path = path_argument(args["argument"].as<std::string>());
+      else
+        filters.process = args["argument"].as<std::string>();
     } else if (args.count("argument")) {
       throw UsageError("report " + report->name + " takes no argument ('" + args["argument"].as<std::string>() + "')");
     }
@@ -285,6 +288,18 @@ QueryRequest parse_query(const cxxopts::ParseResult& args) {
   return request;
 }
 
+// "file-history /srv/hr" finds the folder's own row at most: say that the
+// files are below it.
+void say_if_a_folder(SQLite::Database& db, const std::string& glob) {
+  constexpr std::int64_t most = 100'000;
+  const std::int64_t below = files_below_folder(db, glob, most + 1);
+  if (below == 0) return;
+  std::cerr << "etwaudit query: note: '" << glob << "' is a folder with "
+            << (below > most ? "more than " + with_thousands(most) : with_thousands(static_cast<std::uint64_t>(below)))
+            << (below == 1 ? " recorded file" : " recorded files") << " below it: did you mean '" << below_folder(glob)
+            << "'?\n";
+}
+
 // "showing 1,000 of 34,289 rows (...)" after a table the report's default
 // limit cut: the total from the report's count statement (query/report.h).
 void say_what_was_cut(SQLite::Database& db, const QueryRequest& request, const Table& result) {
@@ -315,6 +330,7 @@ int run_query(const QueryRequest& request) {
     cut = true;
   }
   if (request.report) say_what_was_pruned(*db, *request.report, request.filters);
+  if (request.report && request.filters.path) say_if_a_folder(*db, *request.filters.path);
 
   std::ofstream file;
   if (request.output) {

@@ -197,9 +197,12 @@ FilterConditions filter_conditions(const QueryFilters& filters) {
                                        (filters.process ? " AND process_match(:process, pid, image)" : "") +
                                        (filters.user ? " AND path_match(:user, user)" : "") +
                                        (filters.process_id ? " AND process_id = :process_id" : "") + ")";
+  std::string excluded;
+  for (std::size_t i = 0; i < filters.exclude_paths.size(); ++i)
+    excluded += " AND NOT path_match(:exclude_path_" + std::to_string(i) + ", coalesce(path, nt_path))";
   const std::string picked_files = std::string("(SELECT file_id FROM files WHERE 1") +
                                    (filters.path ? " AND path_match(:path, coalesce(path, nt_path))" : "") +
-                                   (filters.file_id ? " AND file_id = :file_id" : "") + ")";
+                                   (filters.file_id ? " AND file_id = :file_id" : "") + excluded + ")";
   if (filters.by_process()) {
     c.on_activity += " AND a.process_id IN " + picked_processes;
     c.on_totals += " AND h.process_id IN " + picked_processes;
@@ -493,13 +496,15 @@ void add_filter_params(const QueryFilters& filters, Params& params) {
   if (filters.process) params["process"] = *filters.process;
   if (filters.user) params["user"] = *filters.user;
   if (filters.path) params["path"] = *filters.path;
+  for (std::size_t i = 0; i < filters.exclude_paths.size(); ++i)
+    params["exclude_path_" + std::to_string(i)] = filters.exclude_paths[i];
   if (filters.process_id) params["process_id"] = std::to_string(*filters.process_id);
   if (filters.file_id) params["file_id"] = std::to_string(*filters.file_id);
   if (filters.failed_only) params["failed_only"] = "1";
 }
 
 void judge_path_breadth(SQLite::Database& db, QueryFilters& filters) {
-  filters.broad_path = false;
+  filters.broad_path = !filters.path && !filters.file_id && !filters.exclude_paths.empty();
   if (!filters.path) return;
   SQLite::Statement count(db,
                           "SELECT count(*) FROM (SELECT 1 FROM files WHERE path_match(?, coalesce(path, nt_path)) "
@@ -507,6 +512,34 @@ void judge_path_breadth(SQLite::Database& db, QueryFilters& filters) {
                               std::to_string(broad_path_files + 1) + ")");
   count.bind(1, *filters.path);
   filters.broad_path = count.executeStep() && count.getColumn(0).getInt() > broad_path_files;
+}
+
+std::string below_folder(const std::string& folder) {
+  const char separator = is_windows_path(folder) ? '\\' : '/';
+  if (!folder.empty() && (folder.back() == separator || folder.back() == '/')) return folder + "*";
+  return folder + separator + "*";
+}
+
+std::string path_argument(const std::string& value) {
+  if (value.size() > 1 && (value.back() == '/' || (value.back() == '\\' && is_windows_path(value))))
+    return below_folder(value);
+  return value;
+}
+
+std::int64_t files_below_folder(SQLite::Database& db, const std::string& glob, std::int64_t limit) {
+  if (glob.find_first_of("*?[") != std::string::npos) return 0;
+  if (glob.find_first_of("/\\") == std::string::npos) return 0;  // a file name, matched anywhere
+  SQLite::Statement matched(db,
+                            "SELECT count(*) FROM (SELECT 1 FROM files WHERE path_match(?, coalesce(path, nt_path)) "
+                            "LIMIT 2)");
+  matched.bind(1, glob);
+  if (!matched.executeStep() || matched.getColumn(0).getInt64() > 1) return 0;
+  SQLite::Statement below(db,
+                          "SELECT count(*) FROM (SELECT 1 FROM files WHERE path_match(?, coalesce(path, nt_path)) "
+                          "LIMIT ?)");
+  below.bind(1, below_folder(glob));
+  below.bind(2, limit);
+  return below.executeStep() ? below.getColumn(0).getInt64() : 0;
 }
 
 void prepare_read_connection(SQLite::Database& db) {

@@ -61,12 +61,13 @@
 namespace etwaudit {
 
 struct QueryFilters {
-  std::optional<std::int64_t> since;   // ns since epoch, inclusive
-  std::optional<std::int64_t> until;   // ns since epoch, inclusive
-  std::optional<std::string> process;  // image glob, or a pid
-  std::optional<std::string> user;     // account glob (DOMAIN\\user, or user alone)
-  std::optional<std::string> path;     // path glob
-  std::vector<Op> ops;                 // empty: every operation
+  std::optional<std::int64_t> since;       // ns since epoch, inclusive
+  std::optional<std::int64_t> until;       // ns since epoch, inclusive
+  std::optional<std::string> process;      // image glob, or a pid
+  std::optional<std::string> user;         // account glob (DOMAIN\\user, or user alone)
+  std::optional<std::string> path;         // path glob
+  std::vector<std::string> exclude_paths;  // --exclude-path globs: files matching none of them
+  std::vector<Op> ops;                     // empty: every operation
   // --failed: only operations that failed (events with a status). Without it
   // the totals leave them out, and the listings show them with their status.
   bool failed_only = false;
@@ -81,8 +82,8 @@ struct QueryFilters {
 
   // A filter on the process row (--process, --user, process_id).
   bool by_process() const { return process || user || process_id; }
-  // A filter on the file row (--path, file_id).
-  bool by_file() const { return path || file_id; }
+  // A filter on the file row (--path, --exclude-path, file_id).
+  bool by_file() const { return path || file_id || !exclude_paths.empty(); }
   // Any filter at all.
   bool any() const { return since || until || by_process() || by_file() || !ops.empty() || failed_only; }
 };
@@ -100,11 +101,24 @@ Op parse_op_argument(const std::string& value);
 
 // The WITH clause described above (without the word WITH), for these filters.
 std::string filter_ctes(const QueryFilters& filters);
-// The parameters filter_ctes binds (:since, :until, :process, :path).
+// The parameters filter_ctes binds (:since, :until, :process, :path,
+// :exclude_path_0 ...).
 void add_filter_params(const QueryFilters& filters, Params& params);
 // Sets filters.broad_path by counting the files the path glob matches in db
-// (which needs prepare_read_connection's functions).
+// (which needs prepare_read_connection's functions); only exclusions pick
+// most files: broad.
 void judge_path_breadth(SQLite::Database& db, QueryFilters& filters);
+
+// A path glob without wildcards that names a folder: the files recorded
+// below it (at most limit), when the glob itself matches at most one file
+// (the folder's own row), so that "file-history /srv/hr" can say "did you
+// mean '/srv/hr/*'?". 0 when it is not such a folder.
+std::int64_t files_below_folder(SQLite::Database& db, const std::string& glob, std::int64_t limit);
+// The glob for everything below a folder: "/srv/hr" -> "/srv/hr/*",
+// "C:\Data\" -> "C:\Data\*".
+std::string below_folder(const std::string& folder);
+// A path argument ending in a separator means everything below it.
+std::string path_argument(const std::string& value);
 
 // Makes db ready for queries: the functions reports use (sql_functions.h)
 // and a guard that refuses anything but reading, with a message that says

@@ -426,6 +426,7 @@ void Page::heading() {
   if (f.process) picks += " · process " + *f.process;
   if (f.user) picks += " · user " + *f.user;
   if (f.path) picks += " · path " + *f.path;
+  for (const std::string& excluded : f.exclude_paths) picks += " · not " + excluded;
   for (Op op : f.ops) picks += " · op " + std::string(op_name(op));
   if (f.failed_only) picks += " · failed operations only";
   m_out

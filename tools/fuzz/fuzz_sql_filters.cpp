@@ -6,7 +6,7 @@
 // `etwaudit query`:
 //
 //   since=15m  until=2026-12-02T11:00:00+01:00   (or a raw ns value)
-//   process=notepad.exe  path=*.docx  op=write  limit=5  bucket=1h
+//   process=notepad.exe  path=*.docx  exclude=*.dll  op=write  limit=5  bucket=1h
 //   param=name=value     an ad-hoc :name
 //   report=top-files     one of the reports (else one picked by the input size)
 //   sql=...              ad-hoc SQL instead of a report: the rest of the input
@@ -137,6 +137,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       } else if (name == "process" || name == "path") {
         check_glob_argument("--" + std::string(name), value);
         (name == "process" ? filters.process : filters.path) = value;
+      } else if (name == "exclude") {
+        check_glob_argument("--exclude-path", value);
+        filters.exclude_paths.push_back(value);
       } else if (name == "op") {
         filters.ops.push_back(parse_op_argument(value));
       } else if (name == "limit") {
