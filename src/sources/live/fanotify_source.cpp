@@ -223,19 +223,37 @@ void FanotifySource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSt
     if (fds[0].revents) return;
     // The content group first, until it is drained: a process's exec opens
     // are there, queued before the creates, deletes and renames it went on
-    // to do, which the name group holds. And once a buffer of names is read,
-    // the content events queued meanwhile go first, for the same reason.
-    if (fds[1].revents & POLLIN && !drain_content(buffer, read_size)) return;
-    if (fds[2].revents & POLLIN) {
-      const ssize_t length = ::read(m_name_fd.get(), name_buffer, read_size);
-      if (length < 0 && errno != EAGAIN && errno != EINTR) {
-        m_error = errno_text("read of the fanotify queue", errno);
-        return;
-      }
-      if (m_content_fd.valid() && !drain_content(buffer, read_size)) return;
-      if (length > 0) read_name_events(name_buffer, length);
-    }
+    // to do. Then the name group: every content event just read happened
+    // before it, and so did the create of its file (causal_order.h).
+    if (m_content_fd.valid() && !drain_content(buffer, read_size)) return;
+    if (m_name_fd.valid() && !drain_names(name_buffer, read_size)) return;
+    flush_staged();
   }
+}
+
+bool FanotifySource::drain_names(char* buffer, std::size_t read_size) {
+  for (int buffers = 0; buffers < 16; ++buffers) {
+    const ssize_t length = ::read(m_name_fd.get(), buffer, read_size);
+    if (length < 0) {
+      if (errno == EAGAIN || errno == EINTR) return true;
+      m_error = errno_text("read of the fanotify queue", errno);
+      return false;
+    }
+    if (length == 0) return true;
+    read_name_events(buffer, length);
+    if (static_cast<std::size_t>(length) < read_size / 2) return true;  // drained for now
+  }
+  return true;
+}
+
+void FanotifySource::flush_staged() {
+  if (m_staged_content.empty() && m_staged_names.empty()) return;
+  for (const FileEvent& event : merge_in_causal_order(m_staged_content, m_staged_names)) {
+    m_stats->received += 1;
+    m_queue->try_push(event);
+  }
+  m_staged_content.clear();
+  m_staged_names.clear();
 }
 
 bool FanotifySource::drain_content(char* buffer, std::size_t read_size) {
@@ -254,14 +272,23 @@ bool FanotifySource::drain_content(char* buffer, std::size_t read_size) {
   return true;
 }
 
-void FanotifySource::emit(Op op, std::uint32_t process, std::uint32_t path, std::int64_t time) {
+namespace {
+FileEvent file_event(Op op, std::uint32_t process, std::uint32_t path, std::int64_t time) {
   FileEvent event;
   event.time = time;
   event.process = process;
   event.path = path;
   event.op = op;
-  m_stats->received += 1;
-  m_queue->try_push(event);
+  return event;
+}
+}  // namespace
+
+void FanotifySource::stage(Op op, std::uint32_t process, std::uint32_t path, std::int64_t time) {
+  m_staged_content.push_back(file_event(op, process, path, time));
+}
+
+void FanotifySource::stage_name(Op op, std::uint32_t process, std::uint32_t path, std::int64_t time, bool ends) {
+  m_staged_names.push_back(NameEvent{file_event(op, process, path, time), ends});
 }
 
 template <typename Visit>
@@ -335,7 +362,7 @@ void FanotifySource::read_content_events(const char* buffer, long length) {
   if (!whole) return;
   for (const PendingEvent& pending : m_pending)
     for (const ContentBit& bit : content_bits)
-      if (pending.mask & bit.mask) emit(bit.op, pending.process, pending.path, time);
+      if (pending.mask & bit.mask) stage(bit.op, pending.process, pending.path, time);
 }
 
 void FanotifySource::read_name_events(const char* buffer, long length) {
@@ -366,8 +393,11 @@ void FanotifySource::read_name_events(const char* buffer, long length) {
     // An empty path is a file whose directory is gone: recorded, unnamed.
     const std::uint32_t path_id = m_catalog->intern_path(path);
     const std::uint32_t process_id = process(static_cast<std::uint32_t>(event.pid), buffer_number);
+    // A delete and the old name of a rename follow what was done to the
+    // file; a create and the new name precede it.
     for (const ContentBit& bit : name_bits)
-      if (event.mask & bit.mask) emit(bit.op, process_id, path_id, time);
+      if (event.mask & bit.mask)
+        stage_name(bit.op, process_id, path_id, time, bit.mask & (FAN_DELETE | FAN_MOVED_FROM));
   });
 }
 

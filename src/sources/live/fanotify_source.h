@@ -38,6 +38,12 @@
 // taken from /proc while the process is there. Events of our own process are
 // dropped here, before the queue.
 // A kernel queue overflow (FAN_Q_OVERFLOW) is counted as lost.
+//
+// Each wake-up reads the content group until it is drained, then the name
+// group, and hands both on in one order (causal_order.h): a file's create
+// before what was done to it, its delete after. An event's time is when it
+// was read (lowered to that of the events after it): no later than a few
+// milliseconds after it happened, never before.
 
 #include <atomic>
 #include <cstdint>
@@ -49,6 +55,7 @@
 #include "core/file_event.h"
 #include "platform/unique_fd.h"
 #include "sources/event_source.h"
+#include "sources/live/causal_order.h"
 
 namespace etwaudit {
 
@@ -105,6 +112,11 @@ class FanotifySource final : public EventSource {
   // why) when it cannot be read.
   bool drain_content(char* buffer, std::size_t read_size);
   void read_name_events(const char* buffer, long length);
+  // Reads the name group's queued events; false (error() says why) when it
+  // cannot be read.
+  bool drain_names(char* buffer, std::size_t read_size);
+  // Hands the events read since the last call on, in one causal order.
+  void flush_staged();
   std::string directory_path(const std::int32_t fsid[2], const void* handle);
   // The catalog id of pid's process (buffer: the number of the buffer of
   // events being read).
@@ -117,7 +129,8 @@ class FanotifySource final : public EventSource {
   std::uint32_t describe(std::uint32_t pid, const std::string& stat, std::optional<std::uint64_t> start_ticks,
                          std::string image, std::uint64_t buffer, std::int64_t now, bool script);
   std::string user_name(std::uint32_t uid);
-  void emit(Op op, std::uint32_t process, std::uint32_t path, std::int64_t time);
+  void stage(Op op, std::uint32_t process, std::uint32_t path, std::int64_t time);
+  void stage_name(Op op, std::uint32_t process, std::uint32_t path, std::int64_t time, bool ends);
 
   FanotifyOptions m_options;
   UniqueFd m_content_fd;
@@ -144,7 +157,9 @@ class FanotifySource final : public EventSource {
     std::uint32_t process;  // catalog id
     std::uint64_t mask;
   };
-  std::vector<PendingEvent> m_pending;  // one buffer's events, their processes known, waiting for their paths
+  std::vector<PendingEvent> m_pending;      // one buffer's events, their processes known, waiting for their paths
+  std::vector<FileEvent> m_staged_content;  // read since the last flush_staged, in the group's order
+  std::vector<NameEvent> m_staged_names;
 
   // During run().
   BoundedQueue<FileEvent>* m_queue = nullptr;

@@ -1,0 +1,44 @@
+#pragma once
+// The order of one read of fanotify's two groups (fanotify_source.h).
+//
+// The content group (open, read, write, close) and the name group (create,
+// delete, rename) are separate kernel queues without timestamps: each keeps
+// its own events in the order they happened, but nothing says how the two
+// interleave. The source reads the content group first and the name group
+// right after, so every content event it holds happened before the names
+// were read, and the name event that created its file is among those names
+// or was read before (doc/design.md, "Event order on Linux"). The two lists
+// are merged here so that, for each file,
+//
+//   - a create (or the new name of a rename) comes before the content events
+//     of the same read on that path, and
+//   - a delete (or the old name of a rename) after them,
+//
+// keeping each group's own order, and every name event of one path in the
+// order the kernel gave. Events of different files keep no order between
+// the groups: none is known.
+//
+// Times: an event's time is when it was read, which is after it happened.
+// In the merged order each time is lowered to the earliest time of the
+// events after it, which is still no earlier than the event happened (it
+// happened before them) and makes the times rise with the order.
+
+#include <vector>
+
+#include "core/file_event.h"
+
+namespace etwaudit {
+
+struct NameEvent {
+  FileEvent event;
+  // A delete, or the old name of a rename: after the content events of its
+  // path. Otherwise (a create, the new name of a rename) before them.
+  bool ends = false;
+};
+
+// Both lists in the order their group gave them; the result holds every
+// event of both.
+std::vector<FileEvent> merge_in_causal_order(const std::vector<FileEvent>& content,
+                                             const std::vector<NameEvent>& names);
+
+}  // namespace etwaudit
