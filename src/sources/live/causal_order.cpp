@@ -46,7 +46,12 @@ std::vector<FileEvent> merge_in_causal_order(const std::vector<FileEvent>& conte
     while (next < order.size() && position[order[next]] == i) merged.push_back(names[order[next++]].event);
     if (i < content.size()) merged.push_back(content[i]);
   }
-  for (std::size_t i = merged.size(); i-- > 1;) merged[i - 1].time = std::min(merged[i - 1].time, merged[i].time);
+  // Each event happened before the next one on its path: no later than it was read.
+  std::unordered_map<std::uint32_t, std::int64_t> next_time;
+  for (std::size_t i = merged.size(); i-- > 0;) {
+    auto [next, added] = next_time.try_emplace(merged[i].path, merged[i].time);
+    if (!added) next->second = merged[i].time = std::min(merged[i].time, next->second);
+  }
   return merged;
 }
 

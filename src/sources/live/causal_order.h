@@ -20,8 +20,9 @@
 //
 // Times: an event's time is when it was read, which is after it happened.
 // In the merged order each time is lowered to the earliest time of the
-// events after it, which is still no earlier than the event happened (it
-// happened before them) and makes the times rise with the order.
+// events after it on the same path, which is still no earlier than the
+// event happened (it happened before them) and makes each file's times rise
+// with its order.
 
 #include <vector>
 

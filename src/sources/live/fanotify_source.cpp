@@ -211,49 +211,82 @@ void FanotifySource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSt
   m_stats = &stats;
   // Large enough for many events per read; fanotify returns whole events only.
   alignas(fanotify_event_metadata) static thread_local char buffer[256 * 1024];
-  alignas(fanotify_event_metadata) static thread_local char name_buffer[256 * 1024];
   const std::size_t read_size = std::min(sizeof buffer, m_read_size);
+  // Up to 16 reads of the name group, kept until the content events queued
+  // meanwhile are decoded (operator new aligns it for the metadata).
+  const auto name_bytes = std::make_unique<char[]>(16 * read_size);
+  std::vector<std::pair<std::size_t, long>> name_reads;  // offset, length
   pollfd fds[3] = {{m_wake_fd.get(), POLLIN, 0}, {m_content_fd.get(), POLLIN, 0}, {m_name_fd.get(), POLLIN, 0}};
   while (!queue.closed()) {
-    if (::poll(fds, 3, -1) < 0) {
+    // Events wait settle_ns after the round that read them (see flush_settled).
+    int timeout_ms = -1;
+    if (!m_rounds.empty())
+      timeout_ms = static_cast<int>(
+          std::max<std::int64_t>(1, (m_rounds.front().read_at + settle_ns - steady_ns()) / 1'000'000 + 1));
+    const int ready = ::poll(fds, 3, timeout_ms);
+    if (ready < 0) {
       if (errno == EINTR) continue;
       m_error = errno_text("poll", errno);
-      return;
+      break;
     }
-    if (fds[0].revents) return;
-    // The content group first, until it is drained: a process's exec opens
-    // are there, queued before the creates, deletes and renames it went on
-    // to do. Then the name group: every content event just read happened
-    // before it, and so did the create of its file (causal_order.h).
-    if (m_content_fd.valid() && !drain_content(buffer, read_size)) return;
-    if (m_name_fd.valid() && !drain_names(name_buffer, read_size)) return;
-    flush_staged();
+    if (fds[0].revents) break;
+    // The content group first, until it is drained: every content event read
+    // happened before the name group is read next, and so did the create of
+    // its file (causal_order.h).
+    if (m_content_fd.valid() && !drain_content(buffer, read_size)) break;
+    name_reads.clear();
+    if (m_name_fd.valid() && !drain_names(name_bytes.get(), read_size, name_reads)) break;
+    // A process's exec open is in the content group, queued before the
+    // creates, deletes and renames it went on to do: the content queued
+    // while the names were read is decoded before them, so that they are
+    // named by that program.
+    if (!name_reads.empty() && m_content_fd.valid() && !drain_content(buffer, read_size)) break;
+    for (const auto& [offset, length] : name_reads) read_name_events(name_bytes.get() + offset, length);
+    if (m_rounds.empty() || m_rounds.back().content != m_staged_content.size() ||
+        m_rounds.back().names != m_staged_names.size())
+      m_rounds.push_back(Round{steady_ns(), m_staged_content.size(), m_staged_names.size()});
+    flush_settled(steady_ns() - settle_ns);
   }
+  flush_settled(INT64_MAX);
 }
 
-bool FanotifySource::drain_names(char* buffer, std::size_t read_size) {
-  for (int buffers = 0; buffers < 16; ++buffers) {
-    const ssize_t length = ::read(m_name_fd.get(), buffer, read_size);
+bool FanotifySource::drain_names(char* bytes, std::size_t read_size, std::vector<std::pair<std::size_t, long>>& reads) {
+  for (std::size_t offset = 0; reads.size() < 16;) {
+    const ssize_t length = ::read(m_name_fd.get(), bytes + offset, read_size);
     if (length < 0) {
       if (errno == EAGAIN || errno == EINTR) return true;
       m_error = errno_text("read of the fanotify queue", errno);
       return false;
     }
     if (length == 0) return true;
-    read_name_events(buffer, length);
+    reads.emplace_back(offset, length);
+    offset += read_size;
     if (static_cast<std::size_t>(length) < read_size / 2) return true;  // drained for now
   }
   return true;
 }
 
-void FanotifySource::flush_staged() {
-  if (m_staged_content.empty() && m_staged_names.empty()) return;
-  for (const FileEvent& event : merge_in_causal_order(m_staged_content, m_staged_names)) {
+void FanotifySource::flush_settled(std::int64_t read_by) {
+  std::size_t content = 0, names = 0;
+  while (!m_rounds.empty() && m_rounds.front().read_at <= read_by) {
+    content = m_rounds.front().content;
+    names = m_rounds.front().names;
+    m_rounds.pop_front();
+  }
+  if (content == 0 && names == 0) return;
+  const std::vector<FileEvent> settled_content(m_staged_content.begin(),
+                                               m_staged_content.begin() + static_cast<long>(content));
+  const std::vector<NameEvent> settled_names(m_staged_names.begin(), m_staged_names.begin() + static_cast<long>(names));
+  for (const FileEvent& event : merge_in_causal_order(settled_content, settled_names)) {
     m_stats->received += 1;
     m_queue->try_push(event);
   }
-  m_staged_content.clear();
-  m_staged_names.clear();
+  m_staged_content.erase(m_staged_content.begin(), m_staged_content.begin() + static_cast<long>(content));
+  m_staged_names.erase(m_staged_names.begin(), m_staged_names.begin() + static_cast<long>(names));
+  for (Round& round : m_rounds) {
+    round.content -= content;
+    round.names -= names;
+  }
 }
 
 bool FanotifySource::drain_content(char* buffer, std::size_t read_size) {

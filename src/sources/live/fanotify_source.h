@@ -40,13 +40,14 @@
 // A kernel queue overflow (FAN_Q_OVERFLOW) is counted as lost.
 //
 // Each wake-up reads the content group until it is drained, then the name
-// group, and hands both on in one order (causal_order.h): a file's create
-// before what was done to it, its delete after. An event's time is when it
-// was read (lowered to that of the events after it): no later than a few
-// milliseconds after it happened, never before.
+// group, and 20 ms later hands both on in one order (causal_order.h): a
+// file's create before what was done to it, its delete after. An event's
+// time is when it was read (lowered to that of the file's events after it):
+// no later than a few milliseconds after it happened, never before.
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -112,11 +113,13 @@ class FanotifySource final : public EventSource {
   // why) when it cannot be read.
   bool drain_content(char* buffer, std::size_t read_size);
   void read_name_events(const char* buffer, long length);
-  // Reads the name group's queued events; false (error() says why) when it
-  // cannot be read.
-  bool drain_names(char* buffer, std::size_t read_size);
-  // Hands the events read since the last call on, in one causal order.
-  void flush_staged();
+  // Reads the name group's queued events into bytes, read_size apart, and
+  // says where each read lies in reads (offset, length); false (error() says
+  // why) when it cannot be read.
+  bool drain_names(char* bytes, std::size_t read_size, std::vector<std::pair<std::size_t, long>>& reads);
+  // Hands the events of the rounds that read them by read_by (steady ns) on,
+  // in one causal order.
+  void flush_settled(std::int64_t read_by);
   std::string directory_path(const std::int32_t fsid[2], const void* handle);
   // The catalog id of pid's process (buffer: the number of the buffer of
   // events being read).
@@ -157,9 +160,20 @@ class FanotifySource final : public EventSource {
     std::uint32_t process;  // catalog id
     std::uint64_t mask;
   };
-  std::vector<PendingEvent> m_pending;      // one buffer's events, their processes known, waiting for their paths
-  std::vector<FileEvent> m_staged_content;  // read since the last flush_staged, in the group's order
+  std::vector<PendingEvent> m_pending;  // one buffer's events, their processes known, waiting for their paths
+  // The events read and not yet handed on, each group's in its order, and
+  // the rounds of reading that got them: a round's events wait settle_ns, so
+  // that the name event that created a file is read before the content
+  // events read with it go on, even when the kernel makes it visible a
+  // moment later or the round that reads it comes late.
+  static constexpr std::int64_t settle_ns = 20'000'000;
+  struct Round {
+    std::int64_t read_at;        // steady ns at its end
+    std::size_t content, names;  // where its events end in the staged lists
+  };
+  std::vector<FileEvent> m_staged_content;
   std::vector<NameEvent> m_staged_names;
+  std::deque<Round> m_rounds;
 
   // During run().
   BoundedQueue<FileEvent>* m_queue = nullptr;
