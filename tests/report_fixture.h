@@ -2,7 +2,8 @@
 // A small database whose every row was worked out by hand, for report tests.
 //
 // 2026-12-02, run 1 (events 1-8), then run 2 (events 9-12) after a gap:
-// notepad.exe runs as WORKSTATION\ada, WINWORD.EXE as WORKSTATION\bob, cp as nobody known.
+// notepad.exe runs as WORKSTATION\ada, WINWORD.EXE ("WINWORD.EXE" /n, parent pid 100: notepad.exe)
+// as WORKSTATION\bob, cp as nobody known.
 //  #  time      process                  op      file                              offset  size
 //  1  10:00:01  notepad.exe   pid 100    open    C:\Users\ada\notes.txt
 //  2  10:00:02  notepad.exe   pid 100    read    C:\Users\ada\notes.txt            0       100
@@ -49,6 +50,8 @@ class ReportFixture {
       word_info.pid = 200;
       word_info.image = "C:\\Program Files\\Office\\WINWORD.EXE";
       word_info.user = "WORKSTATION\\bob";
+      word_info.parent_pid = 100;  // started from notepad, so that its parent is known
+      word_info.command_line = "\"WINWORD.EXE\" /n";
       const auto notepad = catalog.intern_process(notepad_info);
       const auto word = catalog.intern_process(word_info);
       const auto cp = catalog.intern_process(300, 0, "/usr/bin/cp");

@@ -80,14 +80,16 @@ TEST_CASE("file-history lists who touched a path, in time order", "[reports]") {
   ReportFixture fixture;
   QueryFilters docx;
   docx.path = "*.docx";
-  CHECK(
-      fixture.rows("file-history", docx) ==
-      Rows{"2026-12-02T10:00:10.0000000Z|C:\\Program "
-           "Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|read|C:\\Users\\ada\\Report, \"Q4\".docx|0|4096|1|NULL",
-           "2026-12-02T10:00:11.0000000Z|C:\\Program "
-           "Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|read|C:\\Users\\ada\\Report, \"Q4\".docx|4096|4096|1|NULL",
-           "2026-12-02T10:00:12.0000000Z|C:\\Program "
-           "Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|write|C:\\Users\\ada\\Report, \"Q4\".docx|0|1000|1|NULL"});
+  // Who ran it: the parent pid, the parent's image and the command line.
+  const std::string word = "C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|";
+  const std::string who = "|100|C:\\Windows\\System32\\notepad.exe|\"WINWORD.EXE\" /n";
+  CHECK(fixture.rows("file-history", docx) ==
+        Rows{"2026-12-02T10:00:10.0000000Z|" + word + "read|C:\\Users\\ada\\Report, \"Q4\".docx|0|4096|1|NULL" + who,
+             "2026-12-02T10:00:11.0000000Z|" + word + "read|C:\\Users\\ada\\Report, \"Q4\".docx|4096|4096|1|NULL" + who,
+             "2026-12-02T10:00:12.0000000Z|" + word + "write|C:\\Users\\ada\\Report, \"Q4\".docx|0|1000|1|NULL" + who});
+  QueryFilters notes;
+  notes.path = "C:\\Users\\ada\\notes.txt";
+  CHECK_THAT(fixture.rows("file-history", notes).at(0), Catch::EndsWith("|NULL|NULL|NULL|NULL"));  // none known
 }
 
 TEST_CASE("paths match without regard to case on Windows and exactly on POSIX", "[reports]") {
@@ -109,14 +111,18 @@ TEST_CASE("process-activity shows what a process read and wrote, by image or pid
   ReportFixture fixture;
   QueryFilters filters;
   filters.process = "winword.exe";
+  const std::string who = "|100|C:\\Windows\\System32\\notepad.exe|\"WINWORD.EXE\" /n";
   CHECK(fixture.rows("process-activity", filters) ==
         Rows{"C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|C:\\Users\\ada\\Report, "
-             "\"Q4\".docx|2|8192|1|1000|3|0",
+             "\"Q4\".docx|2|8192|1|1000|3|0" +
+                 who,
              "C:\\Program "
-             "Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|C:\\Users\\ada\\\xC3\x84gypten\\bild.jpg|1|2000|0|0|1|0",
-             "C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|<unknown>|1|512|0|0|1|0"});
+             "Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|C:\\Users\\ada\\\xC3\x84gypten\\bild.jpg|1|2000|0|0|1|0" +
+                 who,
+             "C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|<unknown>|1|512|0|0|1|0" + who});
   filters.process = "300";
-  CHECK(fixture.rows("process-activity", filters) == Rows{"/usr/bin/cp|300|NULL|/home/ada/Notes.txt|0|0|1|10|2|0"});
+  CHECK(fixture.rows("process-activity", filters) ==
+        Rows{"/usr/bin/cp|300|NULL|/home/ada/Notes.txt|0|0|1|10|2|0|NULL|NULL|NULL"});
 }
 
 TEST_CASE("a --user filter keeps the processes of one account, named with its domain or alone", "[reports]") {

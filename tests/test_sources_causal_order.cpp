@@ -68,3 +68,18 @@ TEST_CASE("the name events of one path keep the kernel's order", "[order]") {
   CHECK(merge_in_causal_order({}, {}).empty());
   CHECK(ops(merge_in_causal_order(content, {})) == "open 1, close_write 1, open 2");
 }
+
+TEST_CASE("a create by a pid that exec'd since is the program's before the exec when that one used the file",
+          "[order]") {
+  // pid 7: bash (process 1) writes notes, then execs cp (process 2), which
+  // reads notes and creates backup.
+  const std::vector<FileEvent> content = {event(Op::open, 10, 5, 1), event(Op::write, 10, 5, 1),
+                                          event(Op::close_write, 10, 5, 1), event(Op::open, 99, 5, 2),
+                                          event(Op::open, 10, 5, 2)};
+  const std::vector<ExecSwitch> execs = {{1, 2, 3}};
+  CHECK(name_event_process(content, execs, 2, 10, false) == 1);  // create notes: bash's
+  CHECK(name_event_process(content, execs, 2, 11, false) == 2);  // create backup: cp's
+  CHECK(name_event_process(content, execs, 2, 10, true) == 2);   // a delete stays the current program's
+  CHECK(name_event_process(content, execs, 3, 10, false) == 3);  // another process
+  CHECK(name_event_process(content, {}, 2, 10, false) == 2);     // no exec seen
+}

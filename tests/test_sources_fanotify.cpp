@@ -221,3 +221,35 @@ TEST_CASE("under load, every file a process creates, writes and closes comes out
   INFO(first_bad);
   CHECK(out_of_order == 0);
 }
+
+TEST_CASE("a file a shell created before it exec'd another program is the shell's", "[fanotify]") {
+  if (geteuid() != 0) return;  // the first case checks the refusal
+  TempDir dir;
+  const std::string root = dir.path().string();
+  FanotifySource source(FanotifyOptions{{root}, {}, static_cast<std::uint32_t>(getpid())});
+  Catalog catalog;
+  RunStats stats;
+  // bash runs its last command, cp, in its own process: one pid, two programs.
+  std::thread workload([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CHECK(std::system(("bash -c 'cd \"" + root + "\" && echo hello > notes.txt; cp notes.txt backup.txt'").c_str()) ==
+          0);
+  });
+  const auto events = collect_until(source, catalog, stats, [&](const FileEvent& e) {
+    return e.op == Op::close_write && catalog.path(e.path) == dir.file("backup.txt");
+  });
+  workload.join();
+  std::vector<std::string> seen;
+  for (const FileEvent& event : events) {
+    const std::string path = catalog.path(event.path);
+    if (path.rfind(root + "/", 0) != 0) continue;
+    const std::string image = catalog.process(event.process).image;
+    seen.push_back(std::string(op_name(event.op)) + " " + path.substr(root.size() + 1) + " " +
+                   image.substr(image.rfind('/') + 1));
+  }
+  INFO(Catch::Detail::stringify(seen));
+  REQUIRE(seen.size() >= 6);
+  CHECK(seen[0] == "create notes.txt bash");
+  CHECK(std::find(seen.begin(), seen.end(), "create backup.txt cp") != seen.end());
+  CHECK(std::find(seen.begin(), seen.end(), "create notes.txt cp") == seen.end());
+}

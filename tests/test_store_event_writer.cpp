@@ -169,6 +169,37 @@ TEST_CASE("a process's parent and account are stored, and v_events shows the acc
   CHECK(f.count("SELECT count(*) FROM processes WHERE uid IS NULL") == 2);  // no uid on Windows
 }
 
+TEST_CASE("v_events shows who ran each event's process: its row, parent pid and command line", "[writer]") {
+  Fixture f;
+  ProcessInfo sed;
+  sed.pid = 4321;
+  sed.image = "/usr/bin/sed";
+  sed.parent_pid = 4000;
+  FileEvent edit = f.event(t0, Op::write, "/etc/hosts");
+  edit.process = f.catalog.intern_process(sed);
+  f.write({edit});
+  CHECK(f.count("SELECT count(*) FROM v_events WHERE command_line IS NULL AND parent_pid = 4000") == 1);
+  // Its command line, learned once the exec took effect, reaches the row it
+  // was written in with the next batch, and a second one never replaces it.
+  f.catalog.learn_command_line(edit.process, "sed -i s/a/b/ /etc/hosts");
+  f.catalog.learn_command_line(edit.process, "something else");
+  f.write({f.event(t0 + 1, Op::read, "/etc/passwd")});
+  CHECK(f.db().execAndGet("SELECT command_line FROM v_events WHERE path = '/etc/hosts'").getString() ==
+        "sed -i s/a/b/ /etc/hosts");
+  CHECK(f.count("SELECT process_id FROM v_events WHERE path = '/etc/hosts'") ==
+        f.count("SELECT process_id FROM processes WHERE pid = 4321"));
+  // A process learned about before it is written gets it with its row.
+  ProcessInfo cat;
+  cat.pid = 4322;
+  cat.image = "/usr/bin/cat";
+  const std::uint32_t cat_id = f.catalog.intern_process(cat);
+  f.catalog.learn_command_line(cat_id, "cat /etc/hosts");
+  FileEvent read = f.event(t0 + 2, Op::read, "/etc/hosts");
+  read.process = cat_id;
+  f.write({read});
+  CHECK(f.db().execAndGet("SELECT command_line FROM processes WHERE pid = 4322").getString() == "cat /etc/hosts");
+}
+
 TEST_CASE("a Linux process's uid is stored beside its user name, root's 0 too", "[writer]") {
   Fixture f;
   FileEvent event = f.event(t0, Op::write, "/etc/hosts");

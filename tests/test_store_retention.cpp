@@ -263,6 +263,10 @@ TEST_CASE("a database written by schema version 2 migrates in place and keeps it
   CHECK(db.execAndGet("PRAGMA user_version").getInt() == program_schema_version());
   CHECK(db.execAndGet("SELECT count(*) FROM events").getInt() == 163);
   CHECK(db.execAndGet("SELECT count(*) FROM v_events WHERE count = 1 AND end_offset IS NULL").getInt() == 163);
+  // v_events says who ran each event's process (schema v11).
+  CHECK(db.execAndGet("SELECT count(*) FROM v_events v JOIN processes p USING (process_id) "
+                      "WHERE v.pid = p.pid AND v.command_line IS p.command_line AND v.parent_pid IS p.parent_pid")
+            .getInt() == 163);
   CHECK(db.execAndGet("SELECT sum(events) FROM activity").getInt() == 163);
   CHECK(db.execAndGet("SELECT sum(events) FROM minute_totals").getInt() == 163);
   CHECK(db.execAndGet("SELECT count(*) FROM hour_totals").getInt() == 0);

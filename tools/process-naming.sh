@@ -11,6 +11,10 @@
 #   wrong   with another program's path or name
 #   pid     with the pid alone
 #
+# and the share of the commands (processes) whose row has their command line
+# (each is started by an absolute path, so a command line starting with '/'
+# is the command's, not the logging shell's before the exec).
+#
 #   sudo bash tools/process-naming.sh [--rounds N] [--load] [--quick] [--etwaudit PATH]
 #
 # --load runs a compile loop on every core beside the workload (an exec-heavy
@@ -112,7 +116,7 @@ CREATE TABLE fatrace (pid INTEGER, comm TEXT);
 ATTACH '$scratch/audit.db' AS audit;
 -- etwaudit: each event on the workload's files, by the process it was given.
 CREATE TABLE etwaudit AS
-SELECT t.command, t.exe AS expected, p.image,
+SELECT t.command, t.pid, t.exe AS expected, p.image, p.command_line,
        CASE WHEN p.image = t.exe THEN 'exe'
             WHEN p.image IS NULL OR p.image = '' THEN 'pid'
             WHEN EXISTS (SELECT 1 FROM names n WHERE n.pid = t.pid AND p.image = '[' || n.comm || ']') THEN 'comm'
@@ -135,6 +139,8 @@ SELECT t.command,
        (SELECT printf('%.1f', 100.0 * avg(named = 'comm')) FROM etwaudit e WHERE e.command = t.command) AS "comm %",
        (SELECT printf('%.1f', 100.0 * avg(named = 'wrong')) FROM etwaudit e WHERE e.command = t.command) AS "wrong %",
        (SELECT printf('%.1f', 100.0 * avg(named = 'pid')) FROM etwaudit e WHERE e.command = t.command) AS "pid %",
+       (SELECT printf('%.1f', 100.0 * avg(has)) FROM (SELECT max(command_line GLOB '/*') AS has FROM etwaudit e
+        WHERE e.command = t.command GROUP BY pid)) AS "cmdline %",
        (SELECT count(*) FROM fatrace_named x WHERE x.command = t.command) AS "fatrace lines",
        (SELECT printf('%.1f', 100.0 * avg(named = 'comm')) FROM fatrace_named x WHERE x.command = t.command) AS "fatrace comm %",
        (SELECT printf('%.1f', 100.0 * avg(named = 'wrong')) FROM fatrace_named x WHERE x.command = t.command) AS "fatrace wrong %"
@@ -142,6 +148,8 @@ FROM (SELECT DISTINCT command FROM truth) t ORDER BY t.command;
 SELECT count(*) AS events, printf('%.1f', 100.0 * avg(named = 'exe')) AS "exe %",
        printf('%.1f', 100.0 * avg(named = 'comm')) AS "comm %", printf('%.1f', 100.0 * avg(named = 'wrong')) AS "wrong %",
        printf('%.1f', 100.0 * avg(named = 'pid')) AS "pid %",
+       (SELECT printf('%.1f', 100.0 * avg(has)) FROM (SELECT max(command_line GLOB '/*') AS has FROM etwaudit
+        GROUP BY pid)) AS "cmdline %",
        (SELECT count(*) FROM fatrace_named) AS "fatrace lines",
        (SELECT printf('%.1f', 100.0 * avg(named = 'comm')) FROM fatrace_named) AS "fatrace comm %"
 FROM etwaudit;
@@ -167,4 +175,7 @@ if ((events == 0 || wrong > 0 || exe_permille < goal * 10)); then
   echo "process-naming: FAILED: $((exe_permille / 10)).$((exe_permille % 10)) % of $events events named by executable path (goal $goal %), $wrong wrongly" >&2
   exit 1
 fi
-echo "process-naming: $((exe_permille / 10)).$((exe_permille % 10)) % of $events events named by executable path, none wrongly"
+cmdline_permille=$(sqlite3 "$scratch/naming.db" \
+  "SELECT CAST(1000 * avg(has) AS INTEGER) FROM (SELECT max(command_line GLOB '/*') AS has FROM etwaudit GROUP BY pid)")
+echo "process-naming: $((exe_permille / 10)).$((exe_permille % 10)) % of $events events named by executable path, none wrongly;" \
+  "$((cmdline_permille / 10)).$((cmdline_permille % 10)) % of the commands with their command line"

@@ -4,8 +4,14 @@
 -- limit: 1000  rows a table shows unless --limit says otherwise; exports show all
 -- count: SELECT rows, exact FROM windowed_rows
 -- reads: events
+-- (parent: the newest process of the parent pid that started before this one.)
 SELECT iso_time(e.time) AS time, p.image AS process, p.pid, p.user, o.name AS op,
-       f.name AS path, e.offset, e.size, e.count, CASE WHEN e.status IS NOT NULL THEN printf('0x%08X', e.status) END AS status
+       f.name AS path, e.offset, e.size, e.count, CASE WHEN e.status IS NOT NULL THEN printf('0x%08X', e.status) END AS status,
+       p.parent_pid AS ppid,
+       (SELECT pp.image FROM processes AS pp
+        WHERE pp.pid = p.parent_pid AND coalesce(pp.start_time, 0) <= coalesce(p.start_time, 0)
+        ORDER BY pp.start_time DESC LIMIT 1) AS parent,
+       p.command_line
 -- (The events are taken first: oldest_events reads one table per slot, and merges them
 -- in order only when nothing is joined to it.)
 FROM (SELECT * FROM oldest_events AS e ORDER BY e.time, e.id LIMIT :limit) AS e

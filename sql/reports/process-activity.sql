@@ -3,8 +3,14 @@
 -- argument: process  an image glob (notepad.exe, *\Office16\*) or a pid
 -- limit: 1000  rows a table shows unless --limit says otherwise; exports show all
 -- count: column total_rows
+-- (parent: the newest process of the parent pid that started before this one.)
 SELECT p.image AS process, p.pid, p.user, f.name AS path,
-       t.reads, t.read_bytes, t.writes, t.write_bytes, t.events, t.failed, t.total_rows
+       t.reads, t.read_bytes, t.writes, t.write_bytes, t.events, t.failed,
+       p.parent_pid AS ppid,
+       (SELECT pp.image FROM processes AS pp
+        WHERE pp.pid = p.parent_pid AND coalesce(pp.start_time, 0) <= coalesce(p.start_time, 0)
+        ORDER BY pp.start_time DESC LIMIT 1) AS parent,
+       p.command_line, t.total_rows
 FROM (
   SELECT process_id, file_id,
          sum(reads) AS reads, sum(read_bytes) AS read_bytes,

@@ -1,6 +1,7 @@
 #include "core/catalog.h"
 
 #include <stdexcept>
+#include <utility>
 
 namespace etwaudit {
 
@@ -85,6 +86,19 @@ std::uint64_t Catalog::file_key(std::uint32_t id) const {
   std::lock_guard lock(m_mutex);
   if (id >= m_file_keys.size()) throw std::out_of_range("unknown path id " + std::to_string(id));
   return m_file_keys[id];
+}
+
+void Catalog::learn_command_line(std::uint32_t process_id, std::string_view command_line) {
+  if (command_line.empty()) return;
+  std::lock_guard lock(m_mutex);
+  if (process_id >= m_processes.size() || !m_processes[process_id].command_line.empty()) return;
+  m_processes[process_id].command_line = command_line;
+  m_learned.push_back(process_id);
+}
+
+std::vector<std::uint32_t> Catalog::take_learned_command_lines() {
+  std::lock_guard lock(m_mutex);
+  return std::exchange(m_learned, {});
 }
 
 ProcessInfo Catalog::process(std::uint32_t id) const {

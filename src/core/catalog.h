@@ -79,6 +79,12 @@ class Catalog {
   std::size_t process_count() const;
   // The resolutions recorded since the last call, oldest first.
   std::vector<Resolution> take_resolutions();
+  // Source thread only. Gives a process without a command line the one
+  // learned after it was interned (Linux reads it once the exec has taken
+  // effect); nothing when it has one or command_line is empty.
+  void learn_command_line(std::uint32_t process_id, std::string_view command_line);
+  // The processes given a command line since the last call.
+  std::vector<std::uint32_t> take_learned_command_lines();
 
  private:
   struct StringHash {
@@ -98,6 +104,7 @@ class Catalog {
   std::deque<std::uint64_t> m_file_keys;  // per path id: its kernel key, 0 for ordinary paths
   std::deque<ProcessInfo> m_processes;
   std::vector<Resolution> m_resolutions;  // recorded and not yet taken
+  std::vector<std::uint32_t> m_learned;   // processes given a command line, not yet taken
 };
 
 }  // namespace etwaudit

@@ -163,6 +163,7 @@ EventWriter::EventWriter(SQLite::Database& db, Catalog& catalog, SelfExclusion s
       m_insert_process(db,
                        "INSERT INTO processes (pid, start_time, image, command_line, parent_pid, user, uid) "
                        "VALUES (?, ?, ?, ?, ?, ?, ?)"),
+      m_name_process(db, "UPDATE processes SET command_line = ? WHERE process_id = ? AND command_line IS NULL"),
       m_update_run(db,
                    "UPDATE collector_runs SET last_commit_at = ?, events_received = ?, events_written = ?, "
                    "events_dropped = ?, events_lost = ?, events_excluded = ?, bad_input = ?, unresolved = ?, "
@@ -231,6 +232,18 @@ std::int64_t EventWriter::lookup_or_insert_file(const std::string& name, std::ui
   m_insert_file.bind(4, !name.empty() ? "event" : file_key != 0 ? "unresolved" : "none");
   m_insert_file.exec();
   return m_db.getLastInsertRowid();
+}
+
+void EventWriter::apply_learned_command_lines() {
+  // Kept until the batch commits: a batch rolled back applies them again.
+  for (const std::uint32_t process : m_catalog.take_learned_command_lines()) m_learned.push_back(process);
+  for (const std::uint32_t process : m_learned) {
+    if (process >= m_process_ids.size() || m_process_ids[process] <= 0) continue;  // written later, with it
+    m_name_process.reset();
+    m_name_process.bind(1, m_catalog.process(process).command_line);
+    m_name_process.bind(2, m_process_ids[process]);
+    m_name_process.exec();
+  }
 }
 
 void EventWriter::apply_resolutions() {
@@ -450,11 +463,13 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
     SQLite::Transaction transaction(m_db, SQLite::TransactionBehavior::IMMEDIATE);
     apply_resolutions();
     counts = insert_events(batch);
+    apply_learned_command_lines();
     write_activity();
     write_segments();
     write_minutes();
     save_run_counters(stats, counts.written, counts.excluded, counts.unresolved);
     transaction.commit();
+    m_learned.clear();
   } catch (...) {
     forget_batch(before);
     throw;

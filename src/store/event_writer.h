@@ -144,6 +144,8 @@ class EventWriter {
   std::int64_t lookup_or_insert_file(const std::string& name, std::uint64_t file_key);
   // Names the catalog learned for files written without one: updates their rows.
   void apply_resolutions();
+  // Command lines the catalog learned for processes written without one.
+  void apply_learned_command_lines();
   // Moves the events and activity of file row from to file row into, and
   // drops row from: a file that was unresolved under one kernel key turned
   // out to have a row under its name already.
@@ -235,6 +237,8 @@ class EventWriter {
   SQLite::Statement m_merge_file_totals;
   SQLite::Statement m_find_process;
   SQLite::Statement m_insert_process;
+  SQLite::Statement m_name_process;
+  std::vector<std::uint32_t> m_learned;  // processes whose learned command line is not committed yet
   SQLite::Statement m_update_run;
 };
 

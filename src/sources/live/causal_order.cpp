@@ -55,4 +55,16 @@ std::vector<FileEvent> merge_in_causal_order(const std::vector<FileEvent>& conte
   return merged;
 }
 
+std::uint32_t name_event_process(const std::vector<FileEvent>& content, const std::vector<ExecSwitch>& execs,
+                                 std::uint32_t process, std::uint32_t path, bool ends) {
+  if (ends) return process;
+  for (auto exec = execs.rbegin(); exec != execs.rend(); ++exec) {
+    if (exec->after != process) continue;
+    for (std::size_t i = 0; i < exec->at && i < content.size(); ++i)
+      if (content[i].path == path && content[i].process == exec->before) return exec->before;
+    return process;
+  }
+  return process;
+}
+
 }  // namespace etwaudit

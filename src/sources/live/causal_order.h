@@ -42,4 +42,20 @@ struct NameEvent {
 std::vector<FileEvent> merge_in_causal_order(const std::vector<FileEvent>& content,
                                              const std::vector<NameEvent>& names);
 
+// A pid that exec'd another program: its process before and after, and
+// where the exec open lies among the content events.
+struct ExecSwitch {
+  std::uint32_t before, after;
+  std::size_t at;
+};
+
+// Who made a name event of the pid whose process is now `process`. Name
+// events are given their process after the exec opens queued before them
+// were read, so that a rename by a program just exec'd is that program's;
+// but a create (or a rename's new name) of a file that the program before
+// the exec already worked on was that program's ("echo hi > f; exec cp f g":
+// the shell's). Deletes and old names stay the current program's.
+std::uint32_t name_event_process(const std::vector<FileEvent>& content, const std::vector<ExecSwitch>& execs,
+                                 std::uint32_t process, std::uint32_t path, bool ends);
+
 }  // namespace etwaudit

@@ -215,7 +215,7 @@ void FanotifySource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSt
   // Up to 16 reads of the name group, kept until the content events queued
   // meanwhile are decoded (operator new aligns it for the metadata).
   const auto name_bytes = std::make_unique<char[]>(16 * read_size);
-  std::vector<std::pair<std::size_t, long>> name_reads;  // offset, length
+  std::vector<NameRead> name_reads;
   pollfd fds[3] = {{m_wake_fd.get(), POLLIN, 0}, {m_content_fd.get(), POLLIN, 0}, {m_name_fd.get(), POLLIN, 0}};
   while (!queue.closed()) {
     // Events wait settle_ns after the round that read them (see flush_settled).
@@ -239,18 +239,21 @@ void FanotifySource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSt
     // A process's exec open is in the content group, queued before the
     // creates, deletes and renames it went on to do: the content queued
     // while the names were read is decoded before them, so that they are
-    // named by that program.
+    // named by that program. Those content events belong to the next round:
+    // the creates of their files may be queued after this round's names.
+    const std::size_t content_read = m_staged_content.size();
     if (!name_reads.empty() && m_content_fd.valid() && !drain_content(buffer, read_size)) break;
-    for (const auto& [offset, length] : name_reads) read_name_events(name_bytes.get() + offset, length);
-    if (m_rounds.empty() || m_rounds.back().content != m_staged_content.size() ||
-        m_rounds.back().names != m_staged_names.size())
-      m_rounds.push_back(Round{steady_ns(), m_staged_content.size(), m_staged_names.size()});
+    for (const NameRead& read : name_reads) read_name_events(name_bytes.get() + read.offset, read.length, read.time);
+    if (m_rounds.empty() || m_rounds.back().content != content_read || m_rounds.back().names != m_staged_names.size())
+      m_rounds.push_back(Round{steady_ns(), content_read, m_staged_names.size()});
     flush_settled(steady_ns() - settle_ns);
   }
+  // The end: everything read goes on.
+  m_rounds.push_back(Round{INT64_MIN, m_staged_content.size(), m_staged_names.size()});
   flush_settled(INT64_MAX);
 }
 
-bool FanotifySource::drain_names(char* bytes, std::size_t read_size, std::vector<std::pair<std::size_t, long>>& reads) {
+bool FanotifySource::drain_names(char* bytes, std::size_t read_size, std::vector<NameRead>& reads) {
   for (std::size_t offset = 0; reads.size() < 16;) {
     const ssize_t length = ::read(m_name_fd.get(), bytes + offset, read_size);
     if (length < 0) {
@@ -259,7 +262,7 @@ bool FanotifySource::drain_names(char* bytes, std::size_t read_size, std::vector
       return false;
     }
     if (length == 0) return true;
-    reads.emplace_back(offset, length);
+    reads.push_back(NameRead{offset, length, now_ns()});
     offset += read_size;
     if (static_cast<std::size_t>(length) < read_size / 2) return true;  // drained for now
   }
@@ -282,6 +285,8 @@ void FanotifySource::flush_settled(std::int64_t read_by) {
     m_queue->try_push(event);
   }
   m_staged_content.erase(m_staged_content.begin(), m_staged_content.begin() + static_cast<long>(content));
+  std::erase_if(m_execs, [&](const ExecSwitch& exec) { return exec.at < content; });
+  for (ExecSwitch& exec : m_execs) exec.at -= content;
   m_staged_names.erase(m_staged_names.begin(), m_staged_names.begin() + static_cast<long>(names));
   for (Round& round : m_rounds) {
     round.content -= content;
@@ -375,10 +380,12 @@ void FanotifySource::read_content_events(const char* buffer, long length) {
   const bool whole = for_each_event(buffer, length, [&](const fanotify_event_metadata& event, const char*) {
     if (event.fd < 0) return;
     const auto pid = static_cast<std::uint32_t>(event.pid);
-    PendingEvent pending{event.fd, 0, 0, event.mask};
+    PendingEvent pending{event.fd, 0, 0, event.mask, no_process};
     if (event.mask & FAN_OPEN_EXEC) {
       const std::string path = event_path(event.fd);
       pending.path = m_catalog->intern_path(path);
+      const auto before = m_processes.find(pid);
+      if (before != m_processes.end()) pending.before_exec = before->second.id;
       pending.process = exec_process(pid, path, event.fd, buffer_number);
       ::close(event.fd);
       pending.fd = -1;
@@ -393,13 +400,15 @@ void FanotifySource::read_content_events(const char* buffer, long length) {
     ::close(pending.fd);
   }
   if (!whole) return;
-  for (const PendingEvent& pending : m_pending)
+  for (const PendingEvent& pending : m_pending) {
+    if (pending.before_exec != no_process && pending.before_exec != pending.process)
+      m_execs.push_back(ExecSwitch{pending.before_exec, pending.process, m_staged_content.size()});
     for (const ContentBit& bit : content_bits)
       if (pending.mask & bit.mask) stage(bit.op, pending.process, pending.path, time);
+  }
 }
 
-void FanotifySource::read_name_events(const char* buffer, long length) {
-  const std::int64_t time = now_ns();
+void FanotifySource::read_name_events(const char* buffer, long length, std::int64_t time) {
   const std::uint64_t buffer_number = ++m_buffers;
   for_each_event(buffer, length, [&](const fanotify_event_metadata& event, const char* record) {
     if (event.fd >= 0) ::close(event.fd);
@@ -428,9 +437,11 @@ void FanotifySource::read_name_events(const char* buffer, long length) {
     const std::uint32_t process_id = process(static_cast<std::uint32_t>(event.pid), buffer_number);
     // A delete and the old name of a rename follow what was done to the
     // file; a create and the new name precede it.
-    for (const ContentBit& bit : name_bits)
-      if (event.mask & bit.mask)
-        stage_name(bit.op, process_id, path_id, time, bit.mask & (FAN_DELETE | FAN_MOVED_FROM));
+    for (const ContentBit& bit : name_bits) {
+      if (!(event.mask & bit.mask)) continue;
+      const bool ends = bit.mask & (FAN_DELETE | FAN_MOVED_FROM);
+      stage_name(bit.op, name_event_process(m_staged_content, m_execs, process_id, path_id, ends), path_id, time, ends);
+    }
   });
 }
 
@@ -457,6 +468,7 @@ std::uint32_t FanotifySource::process(std::uint32_t pid, std::uint64_t buffer) {
   auto found = m_processes.find(pid);
   if (found != m_processes.end()) {
     ProcessEntry& entry = found->second;
+    if (entry.awaits_command_line && entry.command_line_checked_in != buffer) learn_command_line(pid, entry, buffer);
     // With exec events an identity is good until the pid could have been
     // reused; without them, for this buffer of events only.
     if (m_sees_exec ? now - entry.checked_at < recheck_ns : entry.checked_in == buffer) return entry.id;
@@ -501,14 +513,17 @@ std::uint32_t FanotifySource::exec_process(std::uint32_t pid, const std::string&
   if (!start && found != m_processes.end() && now - found->second.checked_at < recheck_ns &&
       found->second.start_ticks != 0)
     start = found->second.start_ticks;
-  const std::uint32_t id = describe(pid, stat, start, path, buffer, now, script);
+  const std::string before = found != m_processes.end() ? m_catalog->process(found->second.id).command_line : "";
+  const bool same_program = found != m_processes.end() && found->second.image == path;
+  const std::uint32_t id = describe(pid, stat, start, path, buffer, now, script, before, same_program);
   m_processes[pid].exe.clear();  // /proc may still show the program before the exec
   return id;
 }
 
 std::uint32_t FanotifySource::describe(std::uint32_t pid, const std::string& stat,
                                        std::optional<std::uint64_t> start_ticks, std::string image,
-                                       std::uint64_t buffer, std::int64_t now, bool script) {
+                                       std::uint64_t buffer, std::int64_t now, bool script,
+                                       const std::string& stale_command_line, bool same_program_before) {
   const std::string proc = "/proc/" + std::to_string(pid);
   ProcessInfo info;
   info.pid = pid;
@@ -531,6 +546,10 @@ std::uint32_t FanotifySource::describe(std::uint32_t pid, const std::string& sta
       if (!name.empty()) image = "[" + name + "]";
     }
   }
+  // A command line that may be the program's before the exec is not taken.
+  const bool undecidable = same_program_before && stale_command_line.empty();
+  if (undecidable || (!stale_command_line.empty() && info.command_line == stale_command_line))
+    info.command_line.clear();
   info.image = image;
   ProcessEntry entry;
   entry.id = m_catalog->intern_process(info);
@@ -540,8 +559,28 @@ std::uint32_t FanotifySource::describe(std::uint32_t pid, const std::string& sta
   entry.checked_in = buffer;
   entry.checked_at = now;
   entry.script = script;
+  // The exec has not taken effect yet: its command line is the old program's.
+  entry.awaits_command_line =
+      info.command_line.empty() && start_ticks && !undecidable && !entry.image.empty() && entry.image[0] != '[';
+  entry.command_line_checked_in = buffer;
+  entry.stale_command_line = stale_command_line;
   m_processes[pid] = entry;
   return entry.id;
+}
+
+void FanotifySource::learn_command_line(std::uint32_t pid, ProcessEntry& entry, std::uint64_t buffer) {
+  entry.command_line_checked_in = buffer;
+  const std::string proc = "/proc/" + std::to_string(pid);
+  const std::string exe(linux_proc::without_deleted_suffix(read_link(proc + "/exe"), true));
+  if (exe.empty()) {  // gone, or exited: its command line with it
+    entry.awaits_command_line = false;
+    return;
+  }
+  if (exe != entry.image && !entry.script) return;  // still the program before the exec
+  const std::string command_line = linux_proc::command_line(read_file(proc + "/cmdline"));
+  if (!entry.stale_command_line.empty() && command_line == entry.stale_command_line) return;
+  entry.awaits_command_line = false;
+  m_catalog->learn_command_line(entry.id, command_line);
 }
 
 std::string FanotifySource::user_name(std::uint32_t uid) {

@@ -96,6 +96,13 @@ class FanotifySource final : public EventSource {
     std::uint64_t checked_in = 0;   // the buffer of events it was last checked for
     std::int64_t checked_at = 0;    // and when (steady clock ns)
     bool script = false;            // the exec'd program is a #! script whose interpreter has not been opened yet
+    // Its command line was not there yet (execve opens the program before
+    // the process becomes it): /proc is asked again at its next events.
+    bool awaits_command_line = false;
+    std::uint64_t command_line_checked_in = 0;  // the buffer it was last asked for
+    // The command line of the program before the exec, which /proc shows until
+    // the exec takes effect (a shell that execs a shell has the same exe).
+    std::string stale_command_line;
   };
   struct Filesystem {
     std::int32_t fsid[2];
@@ -112,11 +119,17 @@ class FanotifySource final : public EventSource {
   // Reads and decodes the content group's queued events; false (error() says
   // why) when it cannot be read.
   bool drain_content(char* buffer, std::size_t read_size);
-  void read_name_events(const char* buffer, long length);
+  // A read of the name group: where its bytes are, and when it was read.
+  struct NameRead {
+    std::size_t offset;
+    long length;
+    std::int64_t time;
+  };
+  void read_name_events(const char* buffer, long length, std::int64_t time);
   // Reads the name group's queued events into bytes, read_size apart, and
-  // says where each read lies in reads (offset, length); false (error() says
-  // why) when it cannot be read.
-  bool drain_names(char* bytes, std::size_t read_size, std::vector<std::pair<std::size_t, long>>& reads);
+  // says where each read lies in reads; false (error() says why) when it
+  // cannot be read.
+  bool drain_names(char* bytes, std::size_t read_size, std::vector<NameRead>& reads);
   // Hands the events of the rounds that read them by read_by (steady ns) on,
   // in one causal order.
   void flush_settled(std::int64_t read_by);
@@ -128,10 +141,17 @@ class FanotifySource final : public EventSource {
   std::uint32_t exec_process(std::uint32_t pid, const std::string& path, int fd, std::uint64_t buffer);
   // A new identity for pid from /proc (stat: /proc/PID/stat as just read,
   // empty when gone; image: the program when known, else /proc/PID/exe or
-  // the command name); also the entry it is kept in.
+  // the command name); also the entry it is kept in. For an exec: the
+  // command line of the program before it (empty: unknown), and whether
+  // that was the same program, whose command line /proc would show until
+  // the exec takes effect; unknown then, no command line is taken.
   std::uint32_t describe(std::uint32_t pid, const std::string& stat, std::optional<std::uint64_t> start_ticks,
-                         std::string image, std::uint64_t buffer, std::int64_t now, bool script);
+                         std::string image, std::uint64_t buffer, std::int64_t now, bool script,
+                         const std::string& stale_command_line = {}, bool same_program_before = false);
   std::string user_name(std::uint32_t uid);
+  // For a process whose exec had not taken effect when it was described: its
+  // command line, once /proc shows the program, given to the catalog.
+  void learn_command_line(std::uint32_t pid, ProcessEntry& entry, std::uint64_t buffer);
   void stage(Op op, std::uint32_t process, std::uint32_t path, std::int64_t time);
   void stage_name(Op op, std::uint32_t process, std::uint32_t path, std::int64_t time, bool ends);
 
@@ -159,7 +179,9 @@ class FanotifySource final : public EventSource {
     std::uint32_t path;     // catalog id, once read
     std::uint32_t process;  // catalog id
     std::uint64_t mask;
+    std::uint32_t before_exec;  // an exec open: the process the pid was before (no_process: unknown)
   };
+  static constexpr std::uint32_t no_process = UINT32_MAX;
   std::vector<PendingEvent> m_pending;  // one buffer's events, their processes known, waiting for their paths
   // The events read and not yet handed on, each group's in its order, and
   // the rounds of reading that got them: a round's events wait settle_ns, so
@@ -174,6 +196,8 @@ class FanotifySource final : public EventSource {
   std::vector<FileEvent> m_staged_content;
   std::vector<NameEvent> m_staged_names;
   std::deque<Round> m_rounds;
+  // The execs among the staged content events (at: in m_staged_content).
+  std::vector<ExecSwitch> m_execs;
 
   // During run().
   BoundedQueue<FileEvent>* m_queue = nullptr;
