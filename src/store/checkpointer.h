@@ -40,11 +40,12 @@ class Checkpointer {
   Checkpointer& operator=(const Checkpointer&) = delete;
 
   // On the writer's thread, between its transactions: a WAL grown past
-  // wal_limit is cut to nothing without waiting for readers, once a round on
-  // the Checkpointer's thread has copied it back (this asks for one at once),
-  // or at twice wal_limit in any case. A reader still in it makes this give
-  // up, and it is not tried again for a second. (Under a small cap, see
-  // Collector::cut_wal.)
+  // wal_limit goes back to wal_limit once a round on the Checkpointer's
+  // thread has copied it back (this asks for one at once): the writer then
+  // starts it over, and its next commit cuts the file (journal_size_limit).
+  // At twice wal_limit this cuts it to nothing itself, without waiting for
+  // readers; a reader still in it makes that give up, and it is not tried
+  // again for a second. (Under a small cap, see Collector::cut_wal.)
   void cut_back() noexcept;
 
  private:
