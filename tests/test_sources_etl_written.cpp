@@ -117,6 +117,7 @@ struct Trace {
     old.info_class = 10;  // FileRenameInformation
     operation(file_rename, info, old);
     old.info_class = 13;  // FileDispositionInformation
+    old.extra = 1;        // DeleteFile: TRUE
     operation(file_delete, info, old);
     // DiskIo's FileObject is matched against the keys FileIo Name events name (doc/etw-format.md §4.6).
     kernel(disk_read, is_64 ? 3 : 2, disk_io(p(), is_64 ? 3 : 2, 1 << 20, 4096, old_key, tid));

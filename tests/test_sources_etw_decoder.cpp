@@ -414,6 +414,7 @@ TEST_CASE("delete and rename are delivered once even when the path event repeats
   Io io = on_file_a(p);
   io.name = notes;
   io.info_class = 13;  // FileDispositionInformation
+  io.extra = 1;        // DeleteFile: TRUE
 
   SECTION("FileIo v2 Delete and Rename, which have no path events, are delivered") {
     h.decode(classic(known_guid::file_io, 70, 2, p, info(p, Layout::thread_pointer, io)));
@@ -1236,4 +1237,81 @@ TEST_CASE("the decoder interns the four Kernel-Process starts of the Windows 7 t
                       {6644, "\\Device\\HarddiskVolume2\\Windows\\System32\\SearchFilterHost.exe"},
                   });
   CHECK(decoder.stats().threads == 287 + 264);
+}
+
+TEST_CASE("a delete is stored only when the disposition deletes, and a delete-on-close file goes at its Cleanup",
+          "[etw]") {
+  const std::size_t p = GENERATE(4, 8);
+  CAPTURE(p);
+  Harness h;
+  Io io = on_file_a(p);
+  io.name = notes;
+  const Header at{4242, 4251, base_time};
+  auto ops = [&] {
+    std::string text;
+    for (const FileEvent& e : h.events) text += (text.empty() ? "" : ", ") + std::string(op_name(e.op));
+    return text;
+  };
+  auto op_ends = [&] { h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x1, 1, 0))); };
+
+  SECTION("FileDispositionInformation with DeleteFile FALSE asks not to delete: a set_info") {
+    io.info_class = 13;
+    io.extra = 0;
+    h.decode(classic(known_guid::file_io, 70, 3, p, info(p, Layout::thread_u32, io), at));
+    h.decode(classic(known_guid::file_io, 79, 3, p, path_event(p, Layout::thread_u32, io), at));
+    CHECK(ops() == "set_info");
+  }
+  SECTION("FileDispositionInformationEx: DELETE deletes, DO_NOT_DELETE does not") {
+    io.info_class = 64;
+    io.extra = 0x1 | 0x2;  // DELETE | POSIX_SEMANTICS
+    h.decode(classic(known_guid::file_io, 70, 3, p, info(p, Layout::thread_u32, io), at));
+    io.irp += 0x10;
+    io.extra = 0;
+    h.decode(classic(known_guid::file_io, 70, 3, p, info(p, Layout::thread_u32, io), at));
+    CHECK(ops() == "delete, set_info");
+  }
+  SECTION("a file opened with FILE_DELETE_ON_CLOSE is deleted at its Cleanup, once") {
+    io.create_options = 0x01001060;  // FILE_OPEN_IF, FILE_DELETE_ON_CLOSE | ...
+    h.decode(classic(known_guid::file_io, 64, 3, p, create(p, Layout::thread_u32, io), at));
+    h.decode(classic(known_guid::file_io, 68, 3, p, read_write(p, Layout::thread_u32, io), at));
+    h.decode(classic(known_guid::file_io, 65, 3, p, simple(p, Layout::thread_u32, io), at));
+    h.decode(classic(known_guid::file_io, 66, 3, p, simple(p, Layout::thread_u32, io), at));
+    CHECK(ops() == "open, write, cleanup, delete, close");
+    CHECK(h.path(h.events[3]) == notes_utf8);
+    CHECK(h.stats().deletes_on_close == 1);
+    // The same file object value reused by a plain open deletes nothing.
+    io.create_options = 0x01000060;
+    h.decode(classic(known_guid::file_io, 64, 3, p, create(p, Layout::thread_u32, io), at));
+    h.decode(classic(known_guid::file_io, 65, 3, p, simple(p, Layout::thread_u32, io), at));
+    CHECK(ops() == "open, write, cleanup, delete, close, open, cleanup");
+  }
+  SECTION("with OperationEnd: a failed delete-on-close open deletes nothing, a successful one does") {
+    op_ends();
+    io.create_options = 0x01001060;
+    io.irp = 0x500;
+    h.decode(classic(known_guid::file_io, 64, 3, p, create(p, Layout::thread_u32, io), at));
+    h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x500, 0, 0xC0000022)));  // access denied
+    h.decode(classic(known_guid::file_io, 65, 3, p, simple(p, Layout::thread_u32, io), at));
+    CHECK(ops() == "open, cleanup");
+    CHECK(h.events[0].status == 0xC0000022);
+    io.irp = 0x600;
+    h.decode(classic(known_guid::file_io, 64, 3, p, create(p, Layout::thread_u32, io), at));
+    h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x600, 2, 0)));  // FILE_CREATED
+    h.decode(classic(known_guid::file_io, 65, 3, p, simple(p, Layout::thread_u32, io), at));
+    CHECK(ops() == "open, cleanup, create, cleanup, delete");
+  }
+  SECTION("DispositionEx ON_CLOSE sets and clears delete-on-close") {
+    io.info_class = 64;
+    io.extra = 0x1 | 0x8;  // DELETE | ON_CLOSE: delete when closed
+    h.decode(classic(known_guid::file_io, 70, 3, p, info(p, Layout::thread_u32, io), at));
+    h.decode(classic(known_guid::file_io, 65, 3, p, simple(p, Layout::thread_u32, io), at));
+    CHECK(ops() == "set_info, cleanup, delete");
+    io.irp += 0x10;
+    h.decode(classic(known_guid::file_io, 70, 3, p, info(p, Layout::thread_u32, io), at));
+    io.irp += 0x10;
+    io.extra = 0x8;  // ON_CLOSE without DELETE: not any more
+    h.decode(classic(known_guid::file_io, 70, 3, p, info(p, Layout::thread_u32, io), at));
+    h.decode(classic(known_guid::file_io, 65, 3, p, simple(p, Layout::thread_u32, io), at));
+    CHECK(ops() == "set_info, cleanup, delete, set_info, set_info, cleanup");
+  }
 }

@@ -57,6 +57,7 @@ struct Io {
   std::uint32_t thread = 0;
   std::uint32_t size = 0;
   std::uint32_t info_class = 0;
+  std::uint32_t create_options = 0x01000060;  // (CreateDisposition << 24) | CreateOptions
   std::u16string name;
 };
 
@@ -84,7 +85,7 @@ inline std::vector<std::uint8_t> read_write(std::size_t p, Layout layout, const 
 inline std::vector<std::uint8_t> create(std::size_t p, Layout layout, const Io& io) {
   PayloadBuilder b(p);
   irp_and_pointers(b, layout, io, {io.file_object});
-  b.u32(0x01000060).u32(0x80).u32(7).utf16(io.name);  // CreateOptions, FileAttributes, ShareAccess, OpenPath
+  b.u32(io.create_options).u32(0x80).u32(7).utf16(io.name);  // CreateOptions, FileAttributes, ShareAccess, OpenPath
   return b.bytes;
 }
 

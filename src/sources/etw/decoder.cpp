@@ -117,6 +117,7 @@ struct FileFields {
   std::uint64_t irp = 0;               // the IRP, shared by the events of one operation
   std::uint64_t file_object = 0;       // the open instance
   std::uint64_t file_key = 0;          // the file (stream context); 0 when the layout has none
+  std::uint64_t extra_info = 0;        // the SetInfo family's ExtraInformation; 0 when the layout has none
   std::uint32_t thread = 0;            // issuing thread (TTID / IssuingThreadId)
   std::uint32_t numbers[3] = {};       // the u32 fields after the thread, in order
   std::span<const std::uint8_t> name;  // UTF-16LE bytes of the name, without terminator
@@ -280,11 +281,15 @@ void EtwDecoder::complete(std::uint64_t irp, std::uint64_t extra_info, std::uint
   const auto found = m_held.find(irp);
   if (found == m_held.end()) return;  // an operation not held (Cleanup, Close, ...) or seen before the first OpEnd
   FileEvent event = found->second.event;
+  const std::uint64_t on_close_object = found->second.on_close_object;
+  const bool on_close_set = found->second.on_close_set;
   m_held.erase(found);
   ++m_stats.completed;
   if (is_ntstatus_error(status)) {
     event.status = status;
     ++m_stats.failed_operations;
+  } else if (on_close_object != 0) {
+    apply_delete_on_close(on_close_object, on_close_set);
   }
   // ExtraInfo: the bytes moved by a read or write; for a Create, what it did
   // to the file (FILE_CREATED = 2: a new file).
@@ -393,6 +398,7 @@ bool read_file_fields(const RawRecord& record, const FileLayout& layout, FileFie
   for (std::size_t i = 0; i < layout.pointers; ++i, at += pointer) ok = ok && payload.pointer(at, pointers[i]);
   fields.file_object = pointers[0];
   fields.file_key = layout.pointers >= 2 ? pointers[1] : 0;
+  fields.extra_info = layout.pointers >= 3 ? pointers[2] : 0;
   if (!thread_pointer) {
     ok = ok && payload.u32(at, fields.thread);
     at += 4;
@@ -402,6 +408,27 @@ bool read_file_fields(const RawRecord& record, const FileLayout& layout, FileFie
   if (layout.name) ok = ok && payload.utf16(at, fields.name, end);
   return ok;
 }
+
+// What a delete event (SetInfo Delete, Kernel-File SetDelete, DeletePath)
+// asked for: its ExtraInformation is the requested disposition
+// (doc/etw-format.md §4.4): FileDispositionInformation's DeleteFile
+// boolean, or FileDispositionInformationEx's flags.
+enum class Disposition { deletes, keeps, sets_on_close, clears_on_close };
+
+Disposition disposition(std::uint32_t info_class, std::uint64_t extra_info) {
+  constexpr std::uint32_t file_disposition_information = 13, file_disposition_information_ex = 64;
+  constexpr std::uint64_t disposition_delete = 0x1, disposition_on_close = 0x8;
+  if (info_class == file_disposition_information_ex) {
+    const bool deletes = extra_info & disposition_delete;
+    if (extra_info & disposition_on_close) return deletes ? Disposition::sets_on_close : Disposition::clears_on_close;
+    return deletes ? Disposition::deletes : Disposition::keeps;
+  }
+  if (info_class == file_disposition_information) return extra_info != 0 ? Disposition::deletes : Disposition::keeps;
+  return Disposition::deletes;  // another class under a delete event: taken at its word
+}
+
+// CreateOptions' FILE_DELETE_ON_CLOSE; the top byte is the CreateDisposition.
+constexpr std::uint32_t file_delete_on_close = 0x1000;
 
 }  // namespace
 
@@ -430,20 +457,44 @@ void EtwDecoder::decode_operation(const RawRecord& record, const FileLayout& lay
       const std::uint32_t path = m_catalog.intern_path(m_text);
       m_object_names.set(fields.file_object, path);
       deliver(record, op, path, thread, -1, -1, irp);
+      if ((fields.numbers[0] & 0x00FFFFFF) & file_delete_on_close) mark_delete_on_close(irp, fields.file_object, true);
       return;
     }
     case Action::close: {
       const std::uint32_t path = file_path(fields.file_key, fields.file_object);
       deliver(record, op, path, thread, -1, -1);
+      m_delete_on_close.erase(fields.file_object);
       m_object_names.erase(fields.file_object);
       m_catalog.forget_file_key(fields.file_object);
       return;
     }
     case Action::remove:
     case Action::rename:
+      if (action == Action::remove) {
+        // Only a disposition that deletes is a delete; the others set information.
+        const Disposition asked = disposition(fields.numbers[0], fields.extra_info);
+        if (asked != Disposition::deletes) op = Op::set_info;
+        if (fold_into_partner(fields.irp, fields.file_object, op, false)) return;
+        if (asked == Disposition::sets_on_close || asked == Disposition::clears_on_close) {
+          const std::uint32_t path = file_path(fields.file_key, fields.file_object);
+          deliver(record, op, path, thread, -1, -1, irp);
+          mark_delete_on_close(irp, fields.file_object, asked == Disposition::sets_on_close);
+          return;
+        }
+        break;
+      }
       if (fold_into_partner(fields.irp, fields.file_object, op, false)) return;
       break;
     case Action::delete_path:
+      if (const Disposition asked = disposition(fields.numbers[0], fields.extra_info); asked != Disposition::deletes) {
+        // The same request as its SetInfo partner, which marks the file object.
+        if (fold_into_partner(fields.irp, fields.file_object, Op::set_info, true)) return;
+        const std::uint32_t path = file_path(fields.file_key, fields.file_object);
+        deliver(record, Op::set_info, path, thread, -1, -1, irp);
+        if (asked != Disposition::keeps)
+          mark_delete_on_close(irp, fields.file_object, asked == Disposition::sets_on_close);
+        return;
+      }
       m_text.clear();
       append_utf8_from_utf16le(fields.name.data(), fields.name.size(), m_text);
       if (!m_text.empty()) {
@@ -466,6 +517,31 @@ void EtwDecoder::decode_operation(const RawRecord& record, const FileLayout& lay
   const std::uint32_t path = file_path(fields.file_key, fields.file_object);
   const bool sized = layout.byte_offset;
   deliver(record, op, path, thread, sized ? fields.byte_offset : -1, sized ? std::int64_t{fields.numbers[0]} : -1, irp);
+  // A file object opened with FILE_DELETE_ON_CLOSE (or set so) takes its
+  // file with it at Cleanup: no delete event of its own says so.
+  if (op == Op::cleanup && m_delete_on_close.erase(fields.file_object)) {
+    ++m_stats.deletes_on_close;
+    deliver(record, Op::remove, path, thread, -1, -1);
+  }
+}
+
+void EtwDecoder::mark_delete_on_close(std::uint64_t irp, std::uint64_t file_object, bool set) {
+  if (file_object == 0) return;
+  if (irp != 0 && m_op_ends_seen) {
+    if (const auto held = m_held.find(irp); held != m_held.end()) {
+      held->second.on_close_object = file_object;
+      held->second.on_close_set = set;
+      return;
+    }
+  }
+  apply_delete_on_close(file_object, set);
+}
+
+void EtwDecoder::apply_delete_on_close(std::uint64_t file_object, bool set) {
+  if (set)
+    m_delete_on_close.insert(file_object);
+  else
+    m_delete_on_close.erase(file_object);
 }
 
 void EtwDecoder::decode_disk_io(const RawRecord& record) {

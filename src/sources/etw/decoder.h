@@ -81,6 +81,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "core/catalog.h"
@@ -96,12 +97,13 @@ enum class Action : std::uint8_t;  // what an operation event does (decoder.cpp)
 }  // namespace decoder_detail
 
 struct DecoderStats {
-  std::uint64_t records = 0;        // records passed to decode()
-  std::uint64_t file_events = 0;    // FileIo / Kernel-File operation records decoded, delivered or counted only
-  std::uint64_t delivered = 0;      // FileEvents handed to the sink, disk events included
-  std::uint64_t counted_only = 0;   // operation records decoded but not delivered (DirEnum, QueryInfo, FSControl, ...)
-  std::uint64_t duplicates = 0;     // delete/rename records folded into their partner of the same IRP
-  std::uint64_t disk_events = 0;    // DiskIo reads and writes delivered
+  std::uint64_t records = 0;       // records passed to decode()
+  std::uint64_t file_events = 0;   // FileIo / Kernel-File operation records decoded, delivered or counted only
+  std::uint64_t delivered = 0;     // FileEvents handed to the sink, disk events included
+  std::uint64_t counted_only = 0;  // operation records decoded but not delivered (DirEnum, QueryInfo, FSControl, ...)
+  std::uint64_t duplicates = 0;    // delete/rename records folded into their partner of the same IRP
+  std::uint64_t deletes_on_close = 0;  // deletes delivered at the Cleanup of a delete-on-close file object
+  std::uint64_t disk_events = 0;       // DiskIo reads and writes delivered
   std::uint64_t names = 0;          // name records decoded (Name, FileCreate, FileDelete, FileRundown, NameCreate, ...)
   std::uint64_t rundown_names = 0;  // of which FileRundown (FileIo opcode 36)
   std::uint64_t processes = 0;      // process records decoded (kernel Process, Kernel-Process 1 and 2)
@@ -221,6 +223,11 @@ class EtwDecoder {
                std::int64_t size, std::uint64_t irp = 0);
   // Completes the held operation of an OperationEnd, if there is one.
   void complete(std::uint64_t irp, std::uint64_t extra_info, std::uint32_t status);
+  // The file object will be deleted when its handle is cleaned up (set), or
+  // no longer (clear): at once, or when the operation held under irp
+  // succeeds.
+  void mark_delete_on_close(std::uint64_t irp, std::uint64_t file_object, bool set);
+  void apply_delete_on_close(std::uint64_t file_object, bool set);
   // Hands the sink an event.
   void emit(const FileEvent& event);
 
@@ -228,6 +235,10 @@ class EtwDecoder {
   struct Held {
     FileEvent event;
     std::uint64_t sequence = 0;  // its place in m_held_order
+    // Once it succeeds: the file object to mark delete-on-close (0: none),
+    // and whether to set or clear the mark.
+    std::uint64_t on_close_object = 0;
+    bool on_close_set = false;
   };
 
   Catalog& m_catalog;                              // where names and processes are interned
@@ -248,6 +259,9 @@ class EtwDecoder {
   std::unordered_map<std::uint64_t, Held> m_held;  // IRP -> operation waiting for its OperationEnd
   std::deque<std::pair<std::uint64_t, std::uint64_t>> m_held_order;  // (IRP, sequence), oldest first
   std::uint64_t m_held_sequence = 0;
+  // File objects opened with FILE_DELETE_ON_CLOSE, or given that state by a
+  // FileDispositionInformationEx: their file goes at their Cleanup.
+  std::unordered_set<std::uint64_t> m_delete_on_close;
 };
 
 }  // namespace etwaudit
