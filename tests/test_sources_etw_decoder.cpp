@@ -1315,3 +1315,37 @@ TEST_CASE("a delete is stored only when the disposition deletes, and a delete-on
     CHECK(ops() == "set_info, cleanup, delete, set_info, set_info, cleanup");
   }
 }
+
+TEST_CASE("after a rename, the file's key gives up its old name: the next open's name wins", "[etw]") {
+  const std::size_t p = GENERATE(4, 8);
+  CAPTURE(p);
+  const std::u16string renamed = u"\\Device\\HarddiskVolume3\\Users\\ada\\renamed.txt";
+  const std::string renamed_utf8 = "\\Device\\HarddiskVolume3\\Users\\ada\\renamed.txt";
+  for (const bool op_ends : {false, true}) {
+    CAPTURE(op_ends);
+    Harness h;
+    Io io = on_file_a(p);
+    const Header at{4242, 4251, base_time};
+    if (op_ends) h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x1, 1, 0)));
+    h.decode(classic(known_guid::file_io, 0, 3, p, name_event(p, io.file_key, notes), at));
+    io.irp = 0x20;
+    io.info_class = 10;  // FileRenameInformation
+    h.decode(classic(known_guid::file_io, 71, 3, p, info(p, Layout::thread_u32, io), at));
+    if (op_ends) h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x20, 0, 0)));
+    // Opened again by its new name through another file object: the same key.
+    Io again = io;
+    again.irp = 0x30;
+    again.file_object = file_object_b & (p == 4 ? 0xFFFFFFFF : ~0ull);
+    again.name = renamed;
+    h.decode(classic(known_guid::file_io, 64, 3, p, create(p, Layout::thread_u32, again), at));
+    if (op_ends) h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x30, 1, 0)));
+    again.irp = 0x40;
+    again.size = 10;
+    h.decode(classic(known_guid::file_io, 68, 3, p, read_write(p, Layout::thread_u32, again), at));
+    if (op_ends) h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x40, 10, 0)));
+    REQUIRE(h.events.size() == 3);
+    CHECK(h.events[0].op == Op::rename);
+    CHECK(h.path(h.events[0]) == notes_utf8);    // the rename is of the old name
+    CHECK(h.path(h.events[2]) == renamed_utf8);  // what follows, of the new one
+  }
+}

@@ -283,13 +283,15 @@ void EtwDecoder::complete(std::uint64_t irp, std::uint64_t extra_info, std::uint
   FileEvent event = found->second.event;
   const std::uint64_t on_close_object = found->second.on_close_object;
   const bool on_close_set = found->second.on_close_set;
+  const std::uint64_t renamed_key = found->second.renamed_key;
   m_held.erase(found);
   ++m_stats.completed;
   if (is_ntstatus_error(status)) {
     event.status = status;
     ++m_stats.failed_operations;
-  } else if (on_close_object != 0) {
-    apply_delete_on_close(on_close_object, on_close_set);
+  } else {
+    if (on_close_object != 0) apply_delete_on_close(on_close_object, on_close_set);
+    if (renamed_key != 0) m_key_names.erase(renamed_key);
   }
   // ExtraInfo: the bytes moved by a read or write; for a Create, what it did
   // to the file (FILE_CREATED = 2: a new file).
@@ -484,7 +486,12 @@ void EtwDecoder::decode_operation(const RawRecord& record, const FileLayout& lay
         break;
       }
       if (fold_into_partner(fields.irp, fields.file_object, op, false)) return;
-      break;
+      {
+        const std::uint32_t path = file_path(fields.file_key, fields.file_object);
+        deliver(record, op, path, thread, -1, -1, irp);
+        forget_renamed_key(irp, fields.file_key);
+        return;
+      }
     case Action::delete_path:
       if (const Disposition asked = disposition(fields.numbers[0], fields.extra_info); asked != Disposition::deletes) {
         // The same request as its SetInfo partner, which marks the file object.
@@ -511,7 +518,12 @@ void EtwDecoder::decode_operation(const RawRecord& record, const FileLayout& lay
       // Whether FileName is the old or the new name is not documented, so it
       // names nothing.
       if (fold_into_partner(fields.irp, fields.file_object, op, true)) return;
-      break;
+      {
+        const std::uint32_t path = file_path(fields.file_key, fields.file_object);
+        deliver(record, op, path, thread, -1, -1, irp);
+        forget_renamed_key(irp, fields.file_key);
+        return;
+      }
     case Action::deliver: break;
   }
   const std::uint32_t path = file_path(fields.file_key, fields.file_object);
@@ -535,6 +547,17 @@ void EtwDecoder::mark_delete_on_close(std::uint64_t irp, std::uint64_t file_obje
     }
   }
   apply_delete_on_close(file_object, set);
+}
+
+void EtwDecoder::forget_renamed_key(std::uint64_t irp, std::uint64_t key_value) {
+  if (key_value == 0) return;
+  if (irp != 0 && m_op_ends_seen) {
+    if (const auto held = m_held.find(irp); held != m_held.end()) {
+      held->second.renamed_key = key_value;
+      return;
+    }
+  }
+  m_key_names.erase(key_value);
 }
 
 void EtwDecoder::apply_delete_on_close(std::uint64_t file_object, bool set) {

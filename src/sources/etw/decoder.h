@@ -228,6 +228,10 @@ class EtwDecoder {
   // succeeds.
   void mark_delete_on_close(std::uint64_t irp, std::uint64_t file_object, bool set);
   void apply_delete_on_close(std::uint64_t file_object, bool set);
+  // A rename of the file key_value names: its name is forgotten, at once or
+  // when the operation held under irp succeeds, so that the name the next
+  // Create gives it wins (a FileKey keeps its name across the rename).
+  void forget_renamed_key(std::uint64_t irp, std::uint64_t key_value);
   // Hands the sink an event.
   void emit(const FileEvent& event);
 
@@ -239,6 +243,8 @@ class EtwDecoder {
     // and whether to set or clear the mark.
     std::uint64_t on_close_object = 0;
     bool on_close_set = false;
+    // A rename: the FileKey whose name it makes stale, forgotten once it succeeds.
+    std::uint64_t renamed_key = 0;
   };
 
   Catalog& m_catalog;                              // where names and processes are interned
