@@ -1349,3 +1349,36 @@ TEST_CASE("after a rename, the file's key gives up its old name: the next open's
     CHECK(h.path(h.events[2]) == renamed_utf8);  // what follows, of the new one
   }
 }
+
+TEST_CASE("an OperationEnd that comes before its start completes it when it arrives, and an old one never does",
+          "[etw]") {
+  const std::size_t p = GENERATE(4, 8);
+  CAPTURE(p);
+  Harness h;
+  Io io = on_file_a(p);
+  io.name = notes;
+  const Header early{4242, 4251, base_time + 1000};
+  const Header start{4242, 4251, base_time + 900};
+  h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x1, 1, 0), start));  // the trace has ends
+  // The end of a 64 KiB read that moved 100 bytes, before the read itself.
+  h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x700, 100, 0), early));
+  io.irp = 0x700;
+  io.size = 65536;
+  h.decode(classic(known_guid::file_io, 67, 3, p, read_write(p, Layout::thread_u32, io), start));
+  REQUIRE(h.events.size() == 1);
+  CHECK(h.events[0].size == 100);
+  CHECK(h.stats().early_ends == 1);
+  CHECK(h.stats().never_completed == 0);
+  // An end of an earlier operation on a reused IRP, whose start was lost: a
+  // later start of that IRP waits for its own end.
+  h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x800, 7, 0xC0000022), early));
+  io.irp = 0x800;
+  const Header later{4242, 4251, base_time + 5000};
+  h.decode(classic(known_guid::file_io, 67, 3, p, read_write(p, Layout::thread_u32, io), later));
+  CHECK(h.events.size() == 1);
+  h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x800, 4096, 0), later));
+  REQUIRE(h.events.size() == 2);
+  CHECK(h.events[1].size == 4096);
+  CHECK(h.events[1].status == 0);
+  CHECK(h.stats().early_ends == 1);
+}

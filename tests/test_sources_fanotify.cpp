@@ -39,6 +39,10 @@ std::vector<FileEvent> collect_until(FanotifySource& source, Catalog& catalog, R
   }
   source.stop();
   thread.join();
+  // What the source handed on as it stopped (it holds events back a moment
+  // to put them in order).
+  for (std::vector<FileEvent> rest; queue.pop_until(rest, 4096, std::chrono::steady_clock::now()) > 0; rest.clear())
+    events.insert(events.end(), rest.begin(), rest.end());
   return events;
 }
 

@@ -274,12 +274,25 @@ void EtwDecoder::count_operation_end(const RawRecord& record) {
   // Kernel-File's OperationEnd (24) completes Kernel-File operations, which are never held.
   if (record.provider != known_guid::file_io) return;
   m_op_ends_seen = true;
-  complete(irp, extra_info, status);
+  complete(irp, extra_info, status, record.time);
 }
 
-void EtwDecoder::complete(std::uint64_t irp, std::uint64_t extra_info, std::uint32_t status) {
+void EtwDecoder::complete(std::uint64_t irp, std::uint64_t extra_info, std::uint32_t status, std::int64_t time) {
   const auto found = m_held.find(irp);
-  if (found == m_held.end()) return;  // an operation not held (Cleanup, Close, ...) or seen before the first OpEnd
+  if (found == m_held.end()) {
+    // An operation not held (Cleanup, Close, ...), or one whose start comes
+    // later (doc/etw-format.md §2.3): kept for a while, the newest first.
+    m_early_ends[irp] = EarlyEnd{extra_info, status, time, ++m_early_sequence};
+    m_early_order.emplace_back(irp, m_early_sequence);
+    while (m_early_ends.size() > early_end_capacity || m_early_order.size() > 2 * early_end_capacity) {
+      const auto [oldest, sequence] = m_early_order.front();
+      m_early_order.pop_front();
+      if (const auto early = m_early_ends.find(oldest);
+          early != m_early_ends.end() && early->second.sequence == sequence)
+        m_early_ends.erase(early);
+    }
+    return;
+  }
   FileEvent event = found->second.event;
   const std::uint64_t on_close_object = found->second.on_close_object;
   const bool on_close_set = found->second.on_close_set;
@@ -649,6 +662,16 @@ void EtwDecoder::deliver(const RawRecord& record, Op op, std::uint32_t path, std
   }
   m_held[irp] = Held{event, ++m_held_sequence};
   m_held_order.emplace_back(irp, m_held_sequence);
+  // Its end came first: complete it now, with what the end said.
+  if (const auto early = m_early_ends.find(irp); early != m_early_ends.end()) {
+    const EarlyEnd end = early->second;
+    m_early_ends.erase(early);
+    if (end.time >= event.time) {
+      ++m_stats.early_ends;
+      complete(irp, end.extra_info, end.status, end.time);
+      return;
+    }
+  }
   // Bounded: the oldest waiting goes as it is. The order queue also holds
   // entries of completed operations; they are skipped here.
   while (m_held.size() > held_capacity || (m_held_order.size() > 2 * held_capacity && !m_held_order.empty())) {

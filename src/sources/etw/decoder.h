@@ -118,6 +118,7 @@ struct DecoderStats {
   std::uint64_t completed = 0;       // FileIo operations held until their OperationEnd gave status and actual bytes
   std::uint64_t failed_operations = 0;  // of which failed (an NTSTATUS error)
   std::uint64_t never_completed = 0;    // held operations delivered without their OperationEnd (table full, end)
+  std::uint64_t early_ends = 0;         // OperationEnds that came before their start and completed it
   std::uint64_t failed = 0;             // records abandoned because memory ran out or the sink threw
 };
 
@@ -167,6 +168,9 @@ class EtwDecoder {
   // Delivers what is still held (the end of a trace or of a session).
   void flush() noexcept;
   static constexpr std::size_t held_capacity = 65536;
+  // OperationEnds whose start has not come yet (per-processor buffers can
+  // deliver an end before its start): kept by IRP, the newest this many.
+  static constexpr std::size_t early_end_capacity = 16384;
 
   const DecoderStats& stats() const { return m_stats; }
 
@@ -222,7 +226,9 @@ class EtwDecoder {
   void deliver(const RawRecord& record, Op op, std::uint32_t path, std::uint32_t thread, std::int64_t offset,
                std::int64_t size, std::uint64_t irp = 0);
   // Completes the held operation of an OperationEnd, if there is one.
-  void complete(std::uint64_t irp, std::uint64_t extra_info, std::uint32_t status);
+  // An end without a held start is kept a while as an early end (time: its
+  // timestamp).
+  void complete(std::uint64_t irp, std::uint64_t extra_info, std::uint32_t status, std::int64_t time);
   // The file object will be deleted when its handle is cleaned up (set), or
   // no longer (clear): at once, or when the operation held under irp
   // succeeds.
@@ -264,6 +270,17 @@ class EtwDecoder {
   bool m_op_ends_seen = false;                     // the trace has FileIo OperationEnd events: hold operations
   std::unordered_map<std::uint64_t, Held> m_held;  // IRP -> operation waiting for its OperationEnd
   std::deque<std::pair<std::uint64_t, std::uint64_t>> m_held_order;  // (IRP, sequence), oldest first
+  // OperationEnds that came before their start. Matched only by a start no
+  // later than the end: an old end never completes a reused IRP's next operation.
+  struct EarlyEnd {
+    std::uint64_t extra_info = 0;
+    std::uint32_t status = 0;
+    std::int64_t time = 0;
+    std::uint64_t sequence = 0;
+  };
+  std::unordered_map<std::uint64_t, EarlyEnd> m_early_ends;
+  std::deque<std::pair<std::uint64_t, std::uint64_t>> m_early_order;  // (IRP, sequence), oldest first
+  std::uint64_t m_early_sequence = 0;
   std::uint64_t m_held_sequence = 0;
   // File objects opened with FILE_DELETE_ON_CLOSE, or given that state by a
   // FileDispositionInformationEx: their file goes at their Cleanup.
