@@ -54,7 +54,11 @@ void print_summary(std::ostream& out, const std::string& file, const CollectionR
   if (decoded.completed + decoded.never_completed > 0)
     out << "  operations with their end (status, bytes moved) " << with_thousands(decoded.completed)
         << ", of which failed " << with_thousands(decoded.failed_operations) << "; without it "
-        << with_thousands(decoded.never_completed) << "\n";
+        << with_thousands(decoded.never_completed)
+        << (decoded.early_ends ? "; the end before the start " + with_thousands(decoded.early_ends) : "") << "\n";
+  if (decoded.deletes_on_close)
+    out << "  files deleted on close (FILE_DELETE_ON_CLOSE, no delete event of their own) "
+        << with_thousands(decoded.deletes_on_close) << "\n";
   const auto& skipped = source.skipped_kinds();
   if (skipped.empty()) return;
   std::vector<std::pair<std::uint64_t, std::string>> kinds;
