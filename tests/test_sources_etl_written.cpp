@@ -81,7 +81,7 @@ struct Trace {
     notes.file_object = notes_object;
     notes.file_key = notes_key;
     notes.name = volume + u"\\Users\\ada\\notes.txt";
-    operation(file_create, create, notes);
+    operation(file_create, create, notes, 1);  // FILE_OPENED
     notes.offset = 0;
     notes.size = 8192;
     operation(file_read, file_read_write, notes, 4000);  // asked 8192, the end says 4000 came

@@ -1382,3 +1382,30 @@ TEST_CASE("an OperationEnd that comes before its start completes it when it arri
   CHECK(h.events[1].status == 0);
   CHECK(h.stats().early_ends == 1);
 }
+
+TEST_CASE("an open that replaced or truncated an existing file is an overwrite", "[etw]") {
+  const std::size_t p = GENERATE(4, 8);
+  CAPTURE(p);
+  Harness h;
+  Io io = on_file_a(p);
+  io.name = notes;
+  h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x1, 1, 0)));  // the trace has ends
+  // OperationEnd's ExtraInfo: FILE_SUPERSEDED 0, FILE_OPENED 1, FILE_CREATED 2, FILE_OVERWRITTEN 3.
+  const std::uint64_t what[] = {0, 1, 2, 3};
+  for (std::uint64_t extra : what) {
+    io.irp = 0x100 + extra;
+    h.decode(classic(known_guid::file_io, 64, 3, p, create(p, Layout::thread_u32, io)));
+    h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, io.irp, extra, 0)));
+  }
+  io.irp = 0x200;  // a failed one stays an open, with its status
+  h.decode(classic(known_guid::file_io, 64, 3, p, create(p, Layout::thread_u32, io)));
+  h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, io.irp, 0, 0xC0000043)));
+  REQUIRE(h.events.size() == 5);
+  CHECK(h.events[0].op == Op::overwrite);
+  CHECK(h.events[1].op == Op::open);
+  CHECK(h.events[2].op == Op::create);
+  CHECK(h.events[3].op == Op::overwrite);
+  CHECK(h.events[4].op == Op::open);
+  CHECK(h.events[4].status == 0xC0000043);
+  CHECK(op_name(Op::overwrite) == "overwrite");
+}

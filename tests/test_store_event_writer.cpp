@@ -5,6 +5,7 @@
 
 #include "core/glob.h"
 #include "core/time_format.h"
+#include "store/activity_columns.h"
 #include "store/database.h"
 #include "store/event_writer.h"
 #include "temp_dir.h"
@@ -365,11 +366,9 @@ TEST_CASE("the activity rollup equals a direct aggregate over the events", "[wri
     }
   }
   f.write(batch);
-  const char* ops[] = {"reads",   "writes",    "opens",   "closes",     "cleanups",    "creates",     "deletes",
-                       "renames", "set_infos", "flushes", "disk_reads", "disk_writes", "close_writes"};
   for (int op = 0; op < op_count; ++op) {
-    INFO(ops[op]);
-    CHECK(f.count(std::string("SELECT sum(") + ops[op] + ") FROM activity") ==
+    INFO(activity_columns[op].count);
+    CHECK(f.count(std::string("SELECT sum(") + activity_columns[op].count + ") FROM activity") ==
           f.count("SELECT count(*) FROM events WHERE op = " + std::to_string(op)));
   }
   CHECK(f.count("SELECT sum(read_bytes) FROM activity") == f.count("SELECT sum(size) FROM events WHERE op = 0"));

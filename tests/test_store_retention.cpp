@@ -59,6 +59,7 @@ struct RandomEvents {
   std::int64_t events = 0;  // all of them, failed ones too
   std::int64_t failed = 0;
   std::int64_t step = 2 * ns_per_second;  // mean time between events: 2 s is about 1,000 events an hour
+  int ops = op_count;                     // the operations drawn: the first this many
 
   std::vector<FileEvent> batch(Catalog& catalog, int size) {
     std::vector<FileEvent> batch;
@@ -71,7 +72,7 @@ struct RandomEvents {
       const std::string path = "/data/f" + std::to_string(random() % 40);
       event.process = catalog.intern_process(1000 + process, 0, image);
       event.path = catalog.intern_path(path);
-      event.op = static_cast<Op>(random() % op_count);
+      event.op = static_cast<Op>(random() % static_cast<std::uint64_t>(ops));
       const bool sized = event.op == Op::read || event.op == Op::write;
       event.size = sized ? static_cast<std::int64_t>(random() % 100000) : -1;
       event.count = random() % 4 == 0 ? 1 + static_cast<std::uint32_t>(random() % 50) : 1;  // some coalesced rows
@@ -300,6 +301,7 @@ TEST_CASE("a schema v4 database, which counted failed operations as the others, 
     writer.set_segment_capacity(1024);
     writer.begin_run("test", "host");
     RandomEvents input;
+    input.ops = static_cast<int>(Op::overwrite);  // the operations a v4 writer knew
     for (int round = 0; round < 3; ++round) {
       auto batch = input.batch(catalog, 1500);
       writer.write_batch(batch, stats);
@@ -336,6 +338,9 @@ TEST_CASE("a schema v4 database, which counted failed operations as the others, 
     db.exec("DROP INDEX events_by_ts");                                          // (schema v8)
     db.exec("CREATE INDEX hour_totals_by_file ON hour_totals (file_id, hour)");  // (schema v10)
     db.exec("DROP INDEX activity_by_segment_file; CREATE INDEX activity_by_file ON activity (file_id, segment_id)");
+    db.exec(
+        "DELETE FROM ops WHERE op = 13; ALTER TABLE activity DROP COLUMN overwrites; "
+        "ALTER TABLE hour_totals DROP COLUMN overwrites");  // (schema v12)
     db.exec("PRAGMA user_version = 4");
     REQUIRE(db.execAndGet("SELECT sum(events) FROM activity").getInt64() ==
             db.execAndGet("SELECT sum(coalesce(count, 1)) FROM events").getInt64());

@@ -9,7 +9,7 @@ namespace {
 
 constexpr std::array<std::string_view, op_count> op_names = {
     "read",   "write",    "open",  "close",     "cleanup",    "create",      "delete",
-    "rename", "set_info", "flush", "disk_read", "disk_write", "close_write",
+    "rename", "set_info", "flush", "disk_read", "disk_write", "close_write", "overwrite",
 };
 
 }  // namespace

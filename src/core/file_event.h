@@ -28,9 +28,10 @@ enum class Op : std::uint8_t {
   disk_read = 10,
   disk_write = 11,
   close_write = 12,
+  overwrite = 13,  // an open that replaced or truncated an existing file (Windows)
 };
 
-inline constexpr int op_count = 13;
+inline constexpr int op_count = 14;
 
 // The name stored in the ops table ("read", "delete", ...).
 std::string_view op_name(Op op);

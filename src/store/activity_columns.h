@@ -29,6 +29,7 @@ inline constexpr ActivityColumns activity_columns[op_count] = {
     {Op::disk_read, "disk_reads", "disk_read_bytes"},
     {Op::disk_write, "disk_writes", "disk_write_bytes"},
     {Op::close_write, "close_writes", nullptr},
+    {Op::overwrite, "overwrites", nullptr},
 };
 
 namespace detail {

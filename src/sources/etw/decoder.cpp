@@ -307,12 +307,15 @@ void EtwDecoder::complete(std::uint64_t irp, std::uint64_t extra_info, std::uint
     if (renamed_key != 0) m_key_names.erase(renamed_key);
   }
   // ExtraInfo: the bytes moved by a read or write; for a Create, what it did
-  // to the file (FILE_CREATED = 2: a new file).
-  constexpr std::uint64_t file_created = 2;
+  // to the file: FILE_CREATED (2) a new file, FILE_SUPERSEDED (0) or
+  // FILE_OVERWRITTEN (3) an existing one replaced or cut to nothing.
+  constexpr std::uint64_t file_superseded = 0, file_created = 2, file_overwritten = 3;
   if (event.op == Op::read || event.op == Op::write)
     event.size = static_cast<std::int64_t>(std::min<std::uint64_t>(extra_info, INT64_MAX));
   else if (event.op == Op::open && !event.status && extra_info == file_created)
     event.op = Op::create;
+  else if (event.op == Op::open && !event.status && (extra_info == file_superseded || extra_info == file_overwritten))
+    event.op = Op::overwrite;
   emit(event);
 }
 
