@@ -875,6 +875,7 @@ TEST_CASE("every option given with --sql takes effect or is refused, saying what
   CHECK(count({"select count(*) from events_00 where id >= :since", "--since", since}) ==
         std::to_string(later) + "\r\n");
   CHECK(count({"select count(distinct process) from v_events", "--process", "notepad.exe"}) == "1\r\n");
+  CHECK(count({"select :bucket", "--param", "bucket=5"}) == "5\r\n");  // --param wins over --bucket's default
   CHECK(count({"select * from v_events", "--limit", "2"}).size() > 0);
   CHECK(lines(count({"select * from v_events", "--limit", "2"})) == 2);
   CHECK(count({"/* a comment first */ select count(*) from v_events", "--since", since}) ==

@@ -151,7 +151,6 @@ void check_sql_options(const cxxopts::ParseResult& args, const std::string& sql,
   if (args.count("bucket") && !names.parameters.count(":bucket"))
     throw UsageError("--bucket with --sql sets :bucket (the bucket in ns), and this SQL has no :bucket");
   for (const auto& [name, value] : params) {
-    if (name == "bucket") continue;
     std::string lowered = name;
     for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (!names.parameters.count(":" + lowered) && !names.parameters.count("@" + lowered) &&
@@ -271,7 +270,7 @@ QueryRequest parse_query(const cxxopts::ParseResult& args) {
   const std::int64_t bucket = bucket_ns(args["bucket"].as<std::string>());
 
   parse_statements(args, request);
-  if (!request.report || !args.count("param")) request.params["bucket"] = std::to_string(bucket);
+  if (!request.params.count("bucket")) request.params["bucket"] = std::to_string(bucket);  // --param bucket= wins
   const QueryFilters& filters = request.filters;
   if (filters.path) check_glob_argument(request.report ? "path" : "--path", *filters.path);
   if (filters.process) check_glob_argument("--process", *filters.process);
