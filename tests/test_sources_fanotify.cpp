@@ -257,3 +257,32 @@ TEST_CASE("a file a shell created before it exec'd another program is the shell'
   CHECK(std::find(seen.begin(), seen.end(), "create backup.txt cp") != seen.end());
   CHECK(std::find(seen.begin(), seen.end(), "create notes.txt cp") == seen.end());
 }
+
+TEST_CASE("the last events before a quiet spell go on within a moment, not at the next activity", "[fanotify]") {
+  if (geteuid() != 0) return;  // the first case checks the refusal
+  TempDir dir;
+  const std::string root = dir.path().string();
+  FanotifySource source(FanotifyOptions{{root}, {}, static_cast<std::uint32_t>(getpid())});
+  Catalog catalog;
+  RunStats stats;
+  BoundedQueue<FileEvent> queue(1 << 16);
+  std::thread thread([&] { source.run(queue, catalog, stats); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int round = 0; round < 5; ++round) {
+    const std::string file = root + "/quiet" + std::to_string(round);
+    CHECK(std::system(("sh -c 'echo hello > " + file + "'").c_str()) == 0);
+    // Nothing else happens in the folder: the source must hand on the file's
+    // close_write by itself.
+    bool seen = false;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (!seen && std::chrono::steady_clock::now() < deadline) {
+      std::vector<FileEvent> batch;
+      queue.pop_until(batch, 4096, std::chrono::steady_clock::now() + std::chrono::milliseconds(20));
+      for (const FileEvent& e : batch) seen = seen || (e.op == Op::close_write && catalog.path(e.path) == file);
+    }
+    CAPTURE(round);
+    CHECK(seen);
+  }
+  source.stop();
+  thread.join();
+}

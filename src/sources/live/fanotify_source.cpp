@@ -218,11 +218,14 @@ void FanotifySource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSt
   std::vector<NameRead> name_reads;
   pollfd fds[3] = {{m_wake_fd.get(), POLLIN, 0}, {m_content_fd.get(), POLLIN, 0}, {m_name_fd.get(), POLLIN, 0}};
   while (!queue.closed()) {
-    // Events wait settle_ns after the round that read them (see flush_settled).
+    // Events wait settle_ns after the round that read them (see flush_settled);
+    // content read after the last round's names starts a round at once.
     int timeout_ms = -1;
     if (!m_rounds.empty())
       timeout_ms = static_cast<int>(
           std::max<std::int64_t>(1, (m_rounds.front().read_at + settle_ns - steady_ns()) / 1'000'000 + 1));
+    else if (!m_staged_content.empty() || !m_staged_names.empty())
+      timeout_ms = 0;
     const int ready = ::poll(fds, 3, timeout_ms);
     if (ready < 0) {
       if (errno == EINTR) continue;
