@@ -294,17 +294,14 @@ void EtwDecoder::complete(std::uint64_t irp, std::uint64_t extra_info, std::uint
     return;
   }
   FileEvent event = found->second.event;
-  const std::uint64_t on_close_object = found->second.on_close_object;
-  const bool on_close_set = found->second.on_close_set;
-  const std::uint64_t renamed_key = found->second.renamed_key;
+  const OnSuccess then = found->second.then;
   m_held.erase(found);
   ++m_stats.completed;
   if (is_ntstatus_error(status)) {
     event.status = status;
     ++m_stats.failed_operations;
   } else {
-    if (on_close_object != 0) apply_delete_on_close(on_close_object, on_close_set);
-    if (renamed_key != 0) m_key_names.erase(renamed_key);
+    apply(then);
   }
   // ExtraInfo: the bytes moved by a read or write; for a Create, what it did
   // to the file: FILE_CREATED (2) a new file, FILE_SUPERSEDED (0) or
@@ -463,6 +460,16 @@ void EtwDecoder::decode_operation(const RawRecord& record, const FileLayout& lay
       record.provider == known_guid::file_io && (op == Op::open || op == Op::read || op == Op::write ||
                                                  op == Op::set_info || op == Op::remove || op == Op::rename);
   const std::uint64_t irp = held ? fields.irp : 0;
+  OnSuccess then{};
+  // Only a disposition that deletes is a delete; the others set information,
+  // and may mark the file object delete-on-close.
+  auto ask_disposition = [&] {
+    const Disposition asked = disposition(fields.numbers[0], fields.extra_info);
+    if (asked == Disposition::deletes) return true;
+    op = Op::set_info;
+    if (asked != Disposition::keeps) then = {fields.file_object, asked == Disposition::sets_on_close, 0};
+    return false;
+  };
   switch (action) {
     case Action::count_only: ++m_stats.counted_only; return;
     case Action::open: {
@@ -474,8 +481,8 @@ void EtwDecoder::decode_operation(const RawRecord& record, const FileLayout& lay
       m_catalog.resolve_file_key(fields.file_object, m_text);
       const std::uint32_t path = m_catalog.intern_path(m_text);
       m_object_names.set(fields.file_object, path);
-      deliver(record, op, path, thread, -1, -1, irp);
-      if ((fields.numbers[0] & 0x00FFFFFF) & file_delete_on_close) mark_delete_on_close(irp, fields.file_object, true);
+      if ((fields.numbers[0] & 0x00FFFFFF) & file_delete_on_close) then = {fields.file_object, true, 0};
+      deliver(record, op, path, thread, -1, -1, irp, then);
       return;
     }
     case Action::close: {
@@ -487,64 +494,37 @@ void EtwDecoder::decode_operation(const RawRecord& record, const FileLayout& lay
       return;
     }
     case Action::remove:
-    case Action::rename:
-      if (action == Action::remove) {
-        // Only a disposition that deletes is a delete; the others set information.
-        const Disposition asked = disposition(fields.numbers[0], fields.extra_info);
-        if (asked != Disposition::deletes) op = Op::set_info;
-        if (fold_into_partner(fields.irp, fields.file_object, op, false)) return;
-        if (asked == Disposition::sets_on_close || asked == Disposition::clears_on_close) {
-          const std::uint32_t path = file_path(fields.file_key, fields.file_object);
-          deliver(record, op, path, thread, -1, -1, irp);
-          mark_delete_on_close(irp, fields.file_object, asked == Disposition::sets_on_close);
-          return;
-        }
-        break;
-      }
+      ask_disposition();
       if (fold_into_partner(fields.irp, fields.file_object, op, false)) return;
-      {
-        const std::uint32_t path = file_path(fields.file_key, fields.file_object);
-        deliver(record, op, path, thread, -1, -1, irp);
-        forget_renamed_key(irp, fields.file_key);
-        return;
-      }
+      break;
+    case Action::rename:
+    case Action::rename_path:
+      // (Whether RenamePath's FileName is the old or the new name is not
+      // documented, so it names nothing.)
+      if (fold_into_partner(fields.irp, fields.file_object, op, action == Action::rename_path)) return;
+      then.renamed_key = fields.file_key;
+      break;
     case Action::delete_path:
-      if (const Disposition asked = disposition(fields.numbers[0], fields.extra_info); asked != Disposition::deletes) {
-        // The same request as its SetInfo partner, which marks the file object.
-        if (fold_into_partner(fields.irp, fields.file_object, Op::set_info, true)) return;
-        const std::uint32_t path = file_path(fields.file_key, fields.file_object);
-        deliver(record, Op::set_info, path, thread, -1, -1, irp);
-        if (asked != Disposition::keeps)
-          mark_delete_on_close(irp, fields.file_object, asked == Disposition::sets_on_close);
-        return;
-      }
-      m_text.clear();
-      append_utf8_from_utf16le(fields.name.data(), fields.name.size(), m_text);
-      if (!m_text.empty()) {
-        // The path of a file being deleted is that file's name.
-        m_catalog.resolve_file_key(fields.file_key, m_text);
-        m_catalog.resolve_file_key(fields.file_object, m_text);
-        if (fields.file_object != 0 && m_object_names.find(fields.file_object) == nullptr) {
-          m_object_names.set(fields.file_object, m_catalog.intern_path(m_text));
+      if (ask_disposition()) {
+        m_text.clear();
+        append_utf8_from_utf16le(fields.name.data(), fields.name.size(), m_text);
+        if (!m_text.empty()) {
+          // The path of a file being deleted is that file's name.
+          m_catalog.resolve_file_key(fields.file_key, m_text);
+          m_catalog.resolve_file_key(fields.file_object, m_text);
+          if (fields.file_object != 0 && m_object_names.find(fields.file_object) == nullptr) {
+            m_object_names.set(fields.file_object, m_catalog.intern_path(m_text));
+          }
         }
       }
       if (fold_into_partner(fields.irp, fields.file_object, op, true)) return;
       break;
-    case Action::rename_path:
-      // Whether FileName is the old or the new name is not documented, so it
-      // names nothing.
-      if (fold_into_partner(fields.irp, fields.file_object, op, true)) return;
-      {
-        const std::uint32_t path = file_path(fields.file_key, fields.file_object);
-        deliver(record, op, path, thread, -1, -1, irp);
-        forget_renamed_key(irp, fields.file_key);
-        return;
-      }
     case Action::deliver: break;
   }
   const std::uint32_t path = file_path(fields.file_key, fields.file_object);
   const bool sized = layout.byte_offset;
-  deliver(record, op, path, thread, sized ? fields.byte_offset : -1, sized ? std::int64_t{fields.numbers[0]} : -1, irp);
+  deliver(record, op, path, thread, sized ? fields.byte_offset : -1, sized ? std::int64_t{fields.numbers[0]} : -1, irp,
+          then);
   // A file object opened with FILE_DELETE_ON_CLOSE (or set so) takes its
   // file with it at Cleanup: no delete event of its own says so.
   if (op == Op::cleanup && m_delete_on_close.erase(fields.file_object)) {
@@ -553,34 +533,14 @@ void EtwDecoder::decode_operation(const RawRecord& record, const FileLayout& lay
   }
 }
 
-void EtwDecoder::mark_delete_on_close(std::uint64_t irp, std::uint64_t file_object, bool set) {
-  if (file_object == 0) return;
-  if (irp != 0 && m_op_ends_seen) {
-    if (const auto held = m_held.find(irp); held != m_held.end()) {
-      held->second.on_close_object = file_object;
-      held->second.on_close_set = set;
-      return;
-    }
+void EtwDecoder::apply(const OnSuccess& then) {
+  if (then.on_close_object != 0) {
+    if (then.on_close_set)
+      m_delete_on_close.insert(then.on_close_object);
+    else
+      m_delete_on_close.erase(then.on_close_object);
   }
-  apply_delete_on_close(file_object, set);
-}
-
-void EtwDecoder::forget_renamed_key(std::uint64_t irp, std::uint64_t key_value) {
-  if (key_value == 0) return;
-  if (irp != 0 && m_op_ends_seen) {
-    if (const auto held = m_held.find(irp); held != m_held.end()) {
-      held->second.renamed_key = key_value;
-      return;
-    }
-  }
-  m_key_names.erase(key_value);
-}
-
-void EtwDecoder::apply_delete_on_close(std::uint64_t file_object, bool set) {
-  if (set)
-    m_delete_on_close.insert(file_object);
-  else
-    m_delete_on_close.erase(file_object);
+  if (then.renamed_key != 0) m_key_names.erase(then.renamed_key);
 }
 
 void EtwDecoder::decode_disk_io(const RawRecord& record) {
@@ -644,7 +604,7 @@ bool EtwDecoder::fold_into_partner(std::uint64_t irp, std::uint64_t file_object,
 }
 
 void EtwDecoder::deliver(const RawRecord& record, Op op, std::uint32_t path, std::uint32_t thread, std::int64_t offset,
-                         std::int64_t size, std::uint64_t irp) {
+                         std::int64_t size, std::uint64_t irp, const OnSuccess& then) {
   FileEvent event;
   event.time = record.time;
   event.op = op;
@@ -655,6 +615,7 @@ void EtwDecoder::deliver(const RawRecord& record, Op op, std::uint32_t path, std
   event.size = size;
   if (irp == 0 || !m_op_ends_seen) {
     emit(event);
+    apply(then);  // no end to wait for: taken to have succeeded
     return;
   }
   // An IRP is reused once its operation is done: one still held never got its end.
@@ -663,7 +624,7 @@ void EtwDecoder::deliver(const RawRecord& record, Op op, std::uint32_t path, std
     emit(found->second.event);
     m_held.erase(found);
   }
-  m_held[irp] = Held{event, ++m_held_sequence};
+  m_held[irp] = Held{event, ++m_held_sequence, then};
   m_held_order.emplace_back(irp, m_held_sequence);
   // Its end came first: complete it now, with what the end said.
   if (const auto early = m_early_ends.find(irp); early != m_early_ends.end()) {

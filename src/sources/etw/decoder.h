@@ -221,23 +221,26 @@ class EtwDecoder {
   // True when this delete/rename was already delivered by its partner event;
   // otherwise remembers it.
   bool fold_into_partner(std::uint64_t irp, std::uint64_t file_object, Op op, bool from_path_event);
+  // What an operation changes in the decoder's tables once it succeeded:
+  // a file object that will be deleted when its handle is cleaned up (or no
+  // longer), a FileKey whose name a rename made stale (a FileKey keeps its
+  // name across the rename, and would win over the name the next Create
+  // gives the file). Value-initialise it ({}): nothing to change.
+  struct OnSuccess {
+    std::uint64_t on_close_object;  // 0: none
+    bool on_close_set;              // set the delete-on-close mark, or clear it
+    std::uint64_t renamed_key;      // 0: none
+  };
   // Hands the sink one event of record (offset and size -1 when it has
-  // none), or holds it under irp for its OperationEnd.
+  // none), or holds it under irp for its OperationEnd; then is applied at
+  // once, or when the held operation succeeds.
   void deliver(const RawRecord& record, Op op, std::uint32_t path, std::uint32_t thread, std::int64_t offset,
-               std::int64_t size, std::uint64_t irp = 0);
+               std::int64_t size, std::uint64_t irp = 0, const OnSuccess& then = {});
+  void apply(const OnSuccess& then);
   // Completes the held operation of an OperationEnd, if there is one.
   // An end without a held start is kept a while as an early end (time: its
   // timestamp).
   void complete(std::uint64_t irp, std::uint64_t extra_info, std::uint32_t status, std::int64_t time);
-  // The file object will be deleted when its handle is cleaned up (set), or
-  // no longer (clear): at once, or when the operation held under irp
-  // succeeds.
-  void mark_delete_on_close(std::uint64_t irp, std::uint64_t file_object, bool set);
-  void apply_delete_on_close(std::uint64_t file_object, bool set);
-  // A rename of the file key_value names: its name is forgotten, at once or
-  // when the operation held under irp succeeds, so that the name the next
-  // Create gives it wins (a FileKey keeps its name across the rename).
-  void forget_renamed_key(std::uint64_t irp, std::uint64_t key_value);
   // Hands the sink an event.
   void emit(const FileEvent& event);
 
@@ -245,12 +248,7 @@ class EtwDecoder {
   struct Held {
     FileEvent event;
     std::uint64_t sequence = 0;  // its place in m_held_order
-    // Once it succeeds: the file object to mark delete-on-close (0: none),
-    // and whether to set or clear the mark.
-    std::uint64_t on_close_object = 0;
-    bool on_close_set = false;
-    // A rename: the FileKey whose name it makes stale, forgotten once it succeeds.
-    std::uint64_t renamed_key = 0;
+    OnSuccess then{};            // applied once it succeeds
   };
 
   Catalog& m_catalog;                              // where names and processes are interned
