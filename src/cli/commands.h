@@ -28,6 +28,9 @@ namespace etwaudit {
 // UsageError for an argument the command does not take.
 std::optional<cxxopts::ParseResult> parse_options(cxxopts::Options& options, int argc, const char* const* argv,
                                                   const std::function<void(std::ostream&)>& more_help = {});
+// Each value of a repeatable option as the user gave it, in order (the
+// parsed list would cut a value at its commas: a glob, a --param value).
+std::vector<std::string> values_as_given(const cxxopts::ParseResult& args, const std::string& option);
 // The retention options --KEEP_OPTION and --max-size; throws UsageError.
 RetentionPolicy retention_arguments(const cxxopts::ParseResult& args, const char* keep_option);
 // The filters of query and report (--since, --until, --process, --path,

@@ -28,6 +28,13 @@ std::optional<cxxopts::ParseResult> parse_options(cxxopts::Options& options, int
   return args;
 }
 
+std::vector<std::string> values_as_given(const cxxopts::ParseResult& args, const std::string& option) {
+  std::vector<std::string> values;
+  for (const cxxopts::KeyValue& argument : args.arguments())
+    if (argument.key() == option) values.push_back(argument.value());
+  return values;
+}
+
 RetentionPolicy retention_arguments(const cxxopts::ParseResult& args, const char* keep_option) {
   RetentionPolicy policy;
   if (args.count(keep_option)) {
@@ -76,12 +83,10 @@ QueryFilters filter_arguments(const cxxopts::ParseResult& args) {
     throw UsageError("--since is after --until: the window is empty");
   if (args.count("process")) filters.process = args["process"].as<std::string>();
   if (args.count("path")) filters.path = path_argument(args["path"].as<std::string>());
-  // Each as given: the parsed list would be cut at commas.
-  for (const cxxopts::KeyValue& argument : args.arguments())
-    if (argument.key() == "exclude-path") {
-      check_glob_argument("--exclude-path", argument.value());
-      filters.exclude_paths.push_back(argument.value());
-    }
+  for (const std::string& glob : values_as_given(args, "exclude-path")) {
+    check_glob_argument("--exclude-path", glob);
+    filters.exclude_paths.push_back(glob);
+  }
   if (args.count("user")) filters.user = args["user"].as<std::string>();
   if (args.count("op"))
     for (const auto& name : args["op"].as<std::vector<std::string>>()) filters.ops.push_back(parse_op_argument(name));

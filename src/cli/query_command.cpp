@@ -244,10 +244,7 @@ void parse_statements(const cxxopts::ParseResult& args, QueryRequest& request) {
     const std::string sql =
         args.count("sql") ? args["sql"].as<std::string>() : read_sql_file(args["sql-file"].as<std::string>());
     statements.push_back({"result", sql});
-    // Each --param as given: the parsed list would be cut at commas.
-    for (const cxxopts::KeyValue& argument : args.arguments()) {
-      if (argument.key() != "param") continue;
-      const std::string& assignment = argument.value();
+    for (const std::string& assignment : values_as_given(args, "param")) {
       const auto equals = assignment.find('=');
       if (equals == std::string::npos || equals == 0)
         throw UsageError("--param '" + assignment + "': expected name=value");

@@ -503,15 +503,21 @@ void add_filter_params(const QueryFilters& filters, Params& params) {
   if (filters.failed_only) params["failed_only"] = "1";
 }
 
-void judge_path_breadth(SQLite::Database& db, QueryFilters& filters) {
-  filters.broad_path = !filters.path && !filters.file_id && !filters.exclude_paths.empty();
-  if (!filters.path) return;
+namespace {
+// How many files the path glob matches, counting no further than most.
+std::int64_t matching_files(SQLite::Database& db, const std::string& glob, std::int64_t most) {
   SQLite::Statement count(db,
                           "SELECT count(*) FROM (SELECT 1 FROM files WHERE path_match(?, coalesce(path, nt_path)) "
-                          "LIMIT " +
-                              std::to_string(broad_path_files + 1) + ")");
-  count.bind(1, *filters.path);
-  filters.broad_path = count.executeStep() && count.getColumn(0).getInt() > broad_path_files;
+                          "LIMIT ?)");
+  count.bind(1, glob);
+  count.bind(2, most);
+  return count.executeStep() ? count.getColumn(0).getInt64() : 0;
+}
+}  // namespace
+
+void judge_path_breadth(SQLite::Database& db, QueryFilters& filters) {
+  filters.broad_path = !filters.path && !filters.file_id && !filters.exclude_paths.empty();
+  if (filters.path) filters.broad_path = matching_files(db, *filters.path, broad_path_files + 1) > broad_path_files;
 }
 
 std::string below_folder(const std::string& folder) {
@@ -529,17 +535,8 @@ std::string path_argument(const std::string& value) {
 std::int64_t files_below_folder(SQLite::Database& db, const std::string& glob, std::int64_t limit) {
   if (glob.find_first_of("*?[") != std::string::npos) return 0;
   if (glob.find_first_of("/\\") == std::string::npos) return 0;  // a file name, matched anywhere
-  SQLite::Statement matched(db,
-                            "SELECT count(*) FROM (SELECT 1 FROM files WHERE path_match(?, coalesce(path, nt_path)) "
-                            "LIMIT 2)");
-  matched.bind(1, glob);
-  if (!matched.executeStep() || matched.getColumn(0).getInt64() > 1) return 0;
-  SQLite::Statement below(db,
-                          "SELECT count(*) FROM (SELECT 1 FROM files WHERE path_match(?, coalesce(path, nt_path)) "
-                          "LIMIT ?)");
-  below.bind(1, below_folder(glob));
-  below.bind(2, limit);
-  return below.executeStep() ? below.getColumn(0).getInt64() : 0;
+  if (matching_files(db, glob, 2) > 1) return 0;
+  return matching_files(db, below_folder(glob), limit);
 }
 
 void prepare_read_connection(SQLite::Database& db) {

@@ -110,10 +110,11 @@ Report parse_report(const std::string& file_name, const std::string& text) {
           if (!report.default_limit || *report.default_limit <= 0)
             throw Error("report " + file_name + ": '-- limit:' needs a positive number, not '" + number + "'");
         }
-        if (key == "count") report.count_sql = value;
-        if (key == "count" && value.rfind("column ", 0) == 0) {
-          report.count_sql.clear();
-          total_column = trim(value.substr(7));
+        if (key == "count") {
+          if (value.rfind("column ", 0) == 0)
+            total_column = trim(value.substr(7));
+          else
+            report.count_sql = value;
         }
         if (key == "param") {
           auto space = value.find_first_of(" \t");
