@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
@@ -280,7 +281,7 @@ TEST_CASE("a failed open is listed with its status and counted apart from the op
   auto processes = run(dir, {"query", "top-processes", "--failed", "--format", "csv", "--db", db});
   CHECK_THAT(processes.out, Catch::Contains("WINWORD.EXE,5120,WORKSTATION\\ada,,0,0,0,0,1,1\r\n"));
   auto history = run(dir, {"query", "file-history", "*~$*", "--format", "csv", "--db", db});
-  CHECK_THAT(history.out, Catch::Contains(",open," + missing + ",,,1,0xC0000034,1880,C:\\Windows\\explorer.exe,"));
+  CHECK_THAT(history.out, Catch::Contains(",open," + missing + ",,,1,0xC0000034,,1880,C:\\Windows\\explorer.exe,"));
   auto only_failed = run(dir, {"query", "recent", "--failed", "--limit", "5", "--format", "csv", "--db", db});
   CHECK(std::count(only_failed.out.begin(), only_failed.out.end(), '\n') == 2);  // the header and the one
   auto summary = run(dir, {"query", "summary", "--format", "csv", "--db", db});
@@ -487,8 +488,9 @@ TEST_CASE("query writes csv, json and jsonl, to a file when asked", "[cli][query
   CHECK(csv.exit_code == 0);
   CHECK_THAT(
       csv.out,
-      Catch::StartsWith("time,process,pid,user,op,path,offset,size,count,status,ppid,parent,command_line\r\n") &&
-          Catch::Contains(",open,\"C:\\Users\\ada\\Documents\\Steuer, Belege \"\"2025\"\".pdf\",,,1,,,,cbackup.exe "
+      Catch::StartsWith(
+          "time,process,pid,user,op,path,offset,size,count,status,renamed,ppid,parent,command_line\r\n") &&
+          Catch::Contains(",open,\"C:\\Users\\ada\\Documents\\Steuer, Belege \"\"2025\"\".pdf\",,,1,,,,,cbackup.exe "
                           "--job nightly\r\n"));
   const auto output = dir.file("top.json");
   auto json = run(dir, {"query", "top-files", "--limit", "1", "--format", "json", "--output", output, "--db", db});
@@ -799,6 +801,53 @@ std::size_t lines(const std::string& text) {
   return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
 }
 }  // namespace
+
+TEST_CASE("a rename shows both names, in the history of either", "[cli][query]") {
+  TempDir dir;
+  const auto input = dir.file("events.jsonl"), db = dir.file("audit.db");
+  {
+    std::ofstream out(input);
+    const std::string process = R"("pid":300,"process":"/usr/bin/mv",)";
+    out << R"({"time":"2026-12-02T10:00:00Z",)" << process << R"("op":"write","path":"/srv/a.txt","size":5})"
+        << "\n";
+    for (const char* path : {"/srv/a.txt", "/srv/b.txt"})
+      out << R"({"time":"2026-12-02T10:00:01Z",)" << process << R"("op":"rename","path":")" << path
+          << R"(","renamed_from":"/srv/a.txt","renamed_to":"/srv/b.txt"})"
+          << "\n";
+    out << R"({"time":"2026-12-02T10:00:02Z",)" << process << R"("op":"read","path":"/srv/b.txt","size":5})"
+        << "\n";
+  }
+  REQUIRE(run(dir, {"collect", "--source", "replay:" + input, "--db", db, "--quiet"}).exit_code == 0);
+  auto renamed = [&](const std::string& path) {
+    auto history = run(dir, {"query", "file-history", path, "--format", "jsonl", "--db", db});
+    REQUIRE(history.exit_code == 0);
+    std::vector<std::string> rows;
+    std::istringstream lines(history.out);
+    for (std::string row; std::getline(lines, row);) {
+      const auto line = nlohmann::json::parse(row);
+      rows.push_back(line["op"].get<std::string>() + " " + line["path"].get<std::string>() +
+                     (line["renamed"].is_null() ? "" : " " + line["renamed"].get<std::string>()));
+    }
+    return rows;
+  };
+  CHECK(renamed("/srv/a.txt") == std::vector<std::string>{"write /srv/a.txt", "rename /srv/a.txt to /srv/b.txt"});
+  CHECK(renamed("/srv/b.txt") == std::vector<std::string>{"rename /srv/b.txt from /srv/a.txt", "read /srv/b.txt"});
+  // v_events, whole and through a filter, names both on both rows.
+  for (const std::vector<std::string>& filter : {std::vector<std::string>{}, {"--path", "/srv/*"}}) {
+    std::vector<std::string> args{"query",
+                                  "--sql",
+                                  "SELECT path, renamed_from, renamed_to FROM v_events WHERE op = 'rename' "
+                                  "ORDER BY event_id",
+                                  "--format",
+                                  "csv",
+                                  "--db",
+                                  db};
+    args.insert(args.end(), filter.begin(), filter.end());
+    auto sql = run(dir, args);
+    CHECK(sql.out ==
+          "path,renamed_from,renamed_to\r\n/srv/a.txt,/srv/a.txt,/srv/b.txt\r\n/srv/b.txt,/srv/a.txt,/srv/b.txt\r\n");
+  }
+}
 
 TEST_CASE("a table cut by its default limit says how many rows there are; exports hold every row", "[cli][query]") {
   TempDir dir;

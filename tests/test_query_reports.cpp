@@ -82,7 +82,7 @@ TEST_CASE("file-history lists who touched a path, in time order", "[reports]") {
   docx.path = "*.docx";
   // Who ran it: the parent pid, the parent's image and the command line.
   const std::string word = "C:\\Program Files\\Office\\WINWORD.EXE|200|WORKSTATION\\bob|";
-  const std::string who = "|100|C:\\Windows\\System32\\notepad.exe|\"WINWORD.EXE\" /n";
+  const std::string who = "|NULL|100|C:\\Windows\\System32\\notepad.exe|\"WINWORD.EXE\" /n";
   CHECK(fixture.rows("file-history", docx) ==
         Rows{"2026-12-02T10:00:10.0000000Z|" + word + "read|C:\\Users\\ada\\Report, \"Q4\".docx|0|4096|1|NULL" + who,
              "2026-12-02T10:00:11.0000000Z|" + word + "read|C:\\Users\\ada\\Report, \"Q4\".docx|4096|4096|1|NULL" + who,
@@ -181,8 +181,8 @@ TEST_CASE("a minute timeline over a window that cuts minutes counts exactly the 
 TEST_CASE("recent lists the newest events first", "[reports]") {
   ReportFixture fixture;
   CHECK(fixture.rows("recent", {}, {{"limit", "2"}}) ==
-        Rows{"2026-12-02T11:00:08.0000000Z|200|C:\\Program Files\\Office\\WINWORD.EXE|read|<unknown>|0|512|1|NULL",
-             "2026-12-02T11:00:07.0000000Z|300|/usr/bin/cp|delete|/home/ada/Notes.txt|NULL|NULL|1|NULL"});
+        Rows{"2026-12-02T11:00:08.0000000Z|200|C:\\Program Files\\Office\\WINWORD.EXE|read|<unknown>|0|512|1|NULL|NULL",
+             "2026-12-02T11:00:07.0000000Z|300|/usr/bin/cp|delete|/home/ada/Notes.txt|NULL|NULL|1|NULL|NULL"});
   CHECK(fixture.rows("recent", window("10:00:02", "10:00:04")).size() == 3);
 }
 
@@ -201,7 +201,7 @@ TEST_CASE("recent of one process or path reads only its newest ranges and misses
   writes.ops = {Op::write};
   CHECK(fixture.rows("recent", writes, {{"limit", "1"}}) ==
         Rows{"2026-12-02T10:00:12.0000000Z|200|C:\\Program Files\\Office\\WINWORD.EXE|write|"
-             "C:\\Users\\ada\\Report, \"Q4\".docx|0|1000|1|NULL"});
+             "C:\\Users\\ada\\Report, \"Q4\".docx|0|1000|1|NULL|NULL"});
   QueryFilters notes;
   notes.path = "*notes.txt";
   CHECK(fixture.rows("recent", notes, {{"limit", "2"}}).size() == 2);
@@ -370,7 +370,7 @@ TEST_CASE("a coalesced row counts all its events and bytes in the reports", "[re
   };
   CHECK(first_row("top-files") == "/big.iso|327680|0|0|5|1|0");
   CHECK(first_row("timeline") == "2026-12-02T10:00:00.0000000Z|read|5|327680");
-  CHECK(first_row("recent") == "2026-12-02T10:00:00.0000000Z|7|/usr/bin/cp|read|/big.iso|0|327680|5|");
+  CHECK(first_row("recent") == "2026-12-02T10:00:00.0000000Z|7|/usr/bin/cp|read|/big.iso|0|327680|5||");
   CHECK(db->execAndGet("SELECT count || ' ' || end_offset FROM v_events").getString() == "5 327680");
 }
 

@@ -55,6 +55,20 @@ TEST_CASE("a rename keeps its two names together, after what was done under the 
         "create 1, create 3, open 1, write 1, close_write 1, rename 1, rename 2, open 3");
 }
 
+TEST_CASE("a file written and renamed within one read shows its writes, under the new name, before the rename",
+          "[order]") {
+  // cp a b.tmp && mv b.tmp b: the content events were read after the rename,
+  // under the new name 2.
+  const std::vector<FileEvent> content = {event(Op::open, 2, 10), event(Op::write, 2, 10),
+                                          event(Op::close_write, 2, 10)};
+  const std::vector<NameEvent> names = {
+      {event(Op::create, 1, 20), false}, {event(Op::rename, 1, 20), true}, {event(Op::rename, 2, 20), false}};
+  const auto merged = merge_in_causal_order(content, names);
+  CHECK(ops(merged) == "create 1, open 2, write 2, close_write 2, rename 1, rename 2");
+  // The two rows of the rename keep one time.
+  CHECK(merged[4].time == merged[5].time);
+}
+
 TEST_CASE("the name events of one path keep the kernel's order", "[order]") {
   // Created, written, deleted and created again: the second create cannot go
   // before the delete.

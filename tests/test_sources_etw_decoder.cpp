@@ -1350,6 +1350,82 @@ TEST_CASE("after a rename, the file's key gives up its old name: the next open's
   }
 }
 
+TEST_CASE("a rename whose RenamePath names another file is a row under each name, each naming both", "[etw]") {
+  const std::size_t p = GENERATE(4, 8);
+  CAPTURE(p);
+  const std::u16string renamed = u"\\Device\\HarddiskVolume3\\Users\\ada\\renamed.txt";
+  const std::string renamed_utf8 = "\\Device\\HarddiskVolume3\\Users\\ada\\renamed.txt";
+  const Header at{4242, 4251, base_time};
+  // FileIo Rename (the file object's name, the old one) and RenamePath of
+  // the same IRP, in either order, with or without OperationEnds.
+  for (const bool op_ends : {false, true}) {
+    for (const bool path_event_first : {false, true}) {
+      CAPTURE(op_ends, path_event_first);
+      Harness h;
+      Io io = on_file_a(p);
+      if (op_ends) h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x1, 1, 0)));
+      io.name = notes;
+      h.decode(classic(known_guid::file_io, 64, 3, p, create(p, Layout::thread_u32, io), at));
+      if (op_ends) h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, io.irp, 1, 0)));
+      io.irp = 0x20;
+      io.info_class = 10;  // FileRenameInformation
+      io.name = renamed;
+      if (path_event_first) h.decode(classic(known_guid::file_io, 80, 3, p, path_event(p, Layout::thread_u32, io), at));
+      h.decode(classic(known_guid::file_io, 71, 3, p, info(p, Layout::thread_u32, io), at));
+      if (!path_event_first)
+        h.decode(classic(known_guid::file_io, 80, 3, p, path_event(p, Layout::thread_u32, io), at));
+      if (op_ends) h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x20, 0, 0)));
+      // Later I/O through the same file object is the new name's.
+      io.irp = 0x30;
+      io.size = 10;
+      h.decode(classic(known_guid::file_io, 67, 3, p, read_write(p, Layout::thread_u32, io), at));
+      if (op_ends) h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x30, 10, 0)));
+      h.decoder.flush();
+      std::vector<std::string> rows;
+      for (const FileEvent& event : h.events)
+        rows.push_back(std::string(op_name(event.op)) + " " + h.path(event) + " [" +
+                       h.catalog.path(event.renamed_from) + " -> " + h.catalog.path(event.renamed_to) + "]");
+      const std::string pair = " [" + notes_utf8 + " -> " + renamed_utf8 + "]";
+      const bool old_row_named = op_ends || path_event_first;  // held, or given the name at once
+      CHECK(rows == std::vector<std::string>{"open " + notes_utf8 + " [ -> ]",
+                                             "rename " + notes_utf8 + (old_row_named ? pair : " [ -> ]"),
+                                             "rename " + renamed_utf8 + pair, "read " + renamed_utf8 + " [ -> ]"});
+    }
+  }
+  SECTION("a failed rename names both, under the old name alone") {
+    Harness h;
+    Io io = on_file_a(p);
+    h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x1, 1, 0)));
+    io.name = notes;
+    h.decode(classic(known_guid::file_io, 64, 3, p, create(p, Layout::thread_u32, io), at));
+    h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, io.irp, 1, 0)));
+    io.irp = 0x20;
+    io.info_class = 10;
+    io.name = renamed;
+    h.decode(classic(known_guid::file_io, 71, 3, p, info(p, Layout::thread_u32, io), at));
+    h.decode(classic(known_guid::file_io, 80, 3, p, path_event(p, Layout::thread_u32, io), at));
+    h.decode(classic(known_guid::file_io, 76, 3, p, op_end(p, 0x20, 0, 0xC0000035)));  // STATUS_OBJECT_NAME_COLLISION
+    REQUIRE(h.events.size() == 2);
+    CHECK(h.events[1].op == Op::rename);
+    CHECK(h.events[1].status == 0xC0000035);
+    CHECK(h.path(h.events[1]) == notes_utf8);
+    CHECK(h.catalog.path(h.events[1].renamed_to) == renamed_utf8);
+  }
+  SECTION("a RenamePath that repeats the old name names nothing new") {
+    Harness h;
+    Io io = on_file_a(p);
+    io.name = notes;
+    h.decode(classic(known_guid::file_io, 64, 3, p, create(p, Layout::thread_u32, io), at));
+    io.irp = 0x20;
+    io.info_class = 10;
+    io.name = u"\\DEVICE\\HarddiskVolume3\\Users\\ada\\NOTES.txt";  // the same, in other case
+    h.decode(classic(known_guid::file_io, 71, 3, p, info(p, Layout::thread_u32, io), at));
+    h.decode(classic(known_guid::file_io, 80, 3, p, path_event(p, Layout::thread_u32, io), at));
+    REQUIRE(h.events.size() == 2);
+    CHECK(h.events[1].renamed_to == 0);
+  }
+}
+
 TEST_CASE("an OperationEnd that comes before its start completes it when it arrives, and an old one never does",
           "[etw]") {
   const std::size_t p = GENERATE(4, 8);

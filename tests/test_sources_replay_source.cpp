@@ -77,6 +77,22 @@ TEST_CASE("a replay line may carry the NTSTATUS of a failed operation, as a numb
         Catch::Contains("'status'"));
 }
 
+TEST_CASE("a replay rename names both files, or neither", "[replay]") {
+  ReplayRecord record;
+  REQUIRE(
+      parse_replay_line(R"({"time":1,"pid":2,"op":"rename","path":"a","renamed_from":"a","renamed_to":"b"})", record)
+          .empty());
+  CHECK(record.renamed_from == "a");
+  CHECK(record.renamed_to == "b");
+  CHECK(
+      parse_replay_line(R"({"time":1,"pid":2,"op":"rename","path":"a","renamed_from":null,"renamed_to":null})", record)
+          .empty());
+  CHECK(parse_replay_line(R"({"time":1,"pid":2,"op":"rename","path":"a","renamed_to":"b"})", record) ==
+        "'renamed_to' without 'renamed_from': a rename names both");
+  CHECK(parse_replay_line(R"({"time":1,"pid":2,"op":"write","path":"a","renamed_from":"a","renamed_to":"b"})",
+                          record) == "'renamed_from' and 'renamed_to' belong to a rename, not a write");
+}
+
 TEST_CASE("optional replay fields may be left out, and time may be ns since 1970", "[replay]") {
   ReplayRecord record;
   REQUIRE(parse_replay_line(R"({"time":1796206530000000000,"pid":1,"op":"delete","path":"/tmp/x"})", record).empty());

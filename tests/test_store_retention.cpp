@@ -186,6 +186,30 @@ TEST_CASE("a file named after its events were added into the hourly totals keeps
         37);
 }
 
+TEST_CASE("a rename's names go with its events when they are pruned", "[retention]") {
+  WriterFixture f(10);
+  const std::uint32_t process = f.catalog.intern_process(100, 0, "/usr/bin/mv");
+  const std::uint32_t from = f.catalog.intern_path("/srv/a.txt"), to = f.catalog.intern_path("/srv/b.txt");
+  auto rename = [&](std::int64_t time, std::uint32_t path) {
+    FileEvent event;
+    event.time = time;
+    event.op = Op::rename;
+    event.path = path;
+    event.process = process;
+    event.renamed_from = from;
+    event.renamed_to = to;
+    return event;
+  };
+  std::vector<FileEvent> batch{rename(t0, from), rename(t0, to), rename(t0 + 5 * ns_per_hour, from),
+                               rename(t0 + 5 * ns_per_hour, to)};
+  f.writer.write_batch(batch, f.stats);
+  REQUIRE(f.db.execAndGet("SELECT count(*) FROM renames").getInt64() == 4);
+  Pruner pruner(f.db);
+  pruner.prune(RetentionPolicy{ns_per_hour, std::nullopt}, f.writer.last_event_time());
+  CHECK(f.db.execAndGet("SELECT count(*) FROM renames").getInt64() == 2);
+  CHECK(f.db.execAndGet("SELECT count(*) FROM v_events WHERE renamed_to = '/srv/b.txt'").getInt64() == 2);
+}
+
 TEST_CASE("pruning times SQLite's checkpoint after a commit apart from the lock, and leaves it as it was",
           "[retention]") {
   WriterFixture f(100);
@@ -341,6 +365,7 @@ TEST_CASE("a schema v4 database, which counted failed operations as the others, 
     db.exec(
         "DELETE FROM ops WHERE op = 13; ALTER TABLE activity DROP COLUMN overwrites; "
         "ALTER TABLE hour_totals DROP COLUMN overwrites");  // (schema v12)
+    db.exec("DROP TABLE renames");                          // (schema v13)
     db.exec("PRAGMA user_version = 4");
     REQUIRE(db.execAndGet("SELECT sum(events) FROM activity").getInt64() ==
             db.execAndGet("SELECT sum(coalesce(count, 1)) FROM events").getInt64());

@@ -3,8 +3,13 @@
 -- limit: 50  rows a table shows unless --limit says otherwise; exports show all
 -- count: SELECT rows, exact FROM windowed_rows
 -- reads: events
+-- (renamed: a rename's other name, the file's name before it (from) or after it (to).)
 SELECT iso_time(e.time) AS time, p.pid, p.image AS process, o.name AS op,
-       f.name AS path, e.offset, e.size, e.count, CASE WHEN e.status IS NOT NULL THEN printf('0x%08X', e.status) END AS status
+       f.name AS path, e.offset, e.size, e.count, CASE WHEN e.status IS NOT NULL THEN printf('0x%08X', e.status) END AS status,
+       (SELECT CASE WHEN r.to_file_id = e.file_id THEN 'from ' || n.name ELSE 'to ' || n.name END
+        FROM renames AS r JOIN v_files AS n
+          ON n.file_id = CASE WHEN r.to_file_id = e.file_id THEN r.from_file_id ELSE r.to_file_id END
+        WHERE r.event_id = e.id) AS renamed
 -- (The events are taken first: newest_events reads one table per slot, and merges them
 -- in order only when nothing is joined to it.)
 FROM (SELECT * FROM newest_events AS e ORDER BY e.id DESC LIMIT :limit) AS e

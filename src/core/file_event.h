@@ -55,7 +55,12 @@ struct FileEvent {
   std::uint32_t tid = 0;         // thread id; 0 when unknown
   std::uint32_t count = 1;       // events this stands for
   std::uint32_t status = 0;      // Windows: the NTSTATUS of an operation that failed (an error); else 0
-  Op op = Op::read;              // what happened
+  // A rename is two events, one under each name (path), and both carry the
+  // pair: the Catalog path ids of the old and the new name; 0 when the
+  // source does not know them.
+  std::uint32_t renamed_from = 0;
+  std::uint32_t renamed_to = 0;
+  Op op = Op::read;  // what happened
 };
 
 // Whether an NTSTATUS is an error (severity 3, 0xC0000000 and above).

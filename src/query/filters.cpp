@@ -441,17 +441,19 @@ std::string rows_cte(const QueryFilters& filters, const FilterConditions& c, boo
          ")), " + (exact ? "1" : "0") + "),\n";
 }
 
-// v_events as the view shows it (sql/0011), but of windowed_events: with a
+// v_events as the view shows it (sql/0013), but of windowed_events: with a
 // filter, `--sql "SELECT ... FROM v_events"` reads only what it picks. The
 // same columns in the same order (a test compares them with the view's).
 const char* const filtered_view_cte =
     ",\nv_events(time, pid, process, user, op, path, offset, size, count, end_offset, status, tid, time_ns, event_id, "
-    "process_id, parent_pid, command_line) AS (\n"
+    "process_id, parent_pid, command_line, renamed_from, renamed_to) AS (\n"
     "  SELECT strftime('%Y-%m-%dT%H:%M:%S', e.time / 1000000000, 'unixepoch')\n"
     "           || printf('.%07dZ', (e.time % 1000000000) / 100),\n"
     "         p.pid, p.image, p.user, (SELECT o.name FROM ops o WHERE o.op = e.op), f.name, e.offset, e.size,\n"
     "         e.count, e.end_offset, CASE WHEN e.status IS NOT NULL THEN printf('0x%08X', e.status) END,\n"
-    "         e.tid, e.time, e.id, p.process_id, p.parent_pid, p.command_line\n"
+    "         e.tid, e.time, e.id, p.process_id, p.parent_pid, p.command_line,\n"
+    "         (SELECT n.name FROM renames r JOIN v_files n ON n.file_id = r.from_file_id WHERE r.event_id = e.id),\n"
+    "         (SELECT n.name FROM renames r JOIN v_files n ON n.file_id = r.to_file_id WHERE r.event_id = e.id)\n"
     "  FROM windowed_events e JOIN processes p ON p.process_id = e.process_id"
     " JOIN v_files f ON f.file_id = e.file_id)";
 

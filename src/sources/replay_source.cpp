@@ -130,6 +130,9 @@ std::string parse_replay_line(std::string_view line, ReplayRecord& record) {
     } else if (key == "status") {
       if (value.is_null()) continue;
       problem = read_status(object, record.event.status);
+    } else if (key == "renamed_from" || key == "renamed_to") {
+      if (value.is_null()) continue;
+      problem = read_string(object, key.c_str(), key == "renamed_from" ? record.renamed_from : record.renamed_to);
     } else if (key == "offset" || key == "size") {
       if (value.is_null()) continue;
       problem = read_unsigned(object, key.c_str(), INT64_MAX, number);
@@ -139,6 +142,11 @@ std::string parse_replay_line(std::string_view line, ReplayRecord& record) {
     }
     if (!problem.empty()) return problem;
   }
+  if (record.renamed_from.empty() != record.renamed_to.empty())
+    return std::string("'") + (record.renamed_from.empty() ? "renamed_to" : "renamed_from") + "' without '" +
+           (record.renamed_from.empty() ? "renamed_from" : "renamed_to") + "': a rename names both";
+  if (!record.renamed_from.empty() && record.event.op != Op::rename)
+    return "'renamed_from' and 'renamed_to' belong to a rename, not a " + std::string(op_name(record.event.op));
   return {};
 }
 
@@ -175,6 +183,10 @@ void ReplaySource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStat
     }
     FileEvent event = record.event;
     event.path = catalog.intern_path(record.path);
+    if (!record.renamed_from.empty()) {
+      event.renamed_from = catalog.intern_path(record.renamed_from);
+      event.renamed_to = catalog.intern_path(record.renamed_to);
+    }
     ProcessInfo process;
     process.pid = record.pid;
     process.start_time = record.process_start;

@@ -10,7 +10,9 @@
 // (image), process_start (ISO-8601; tells reused pids apart), command_line,
 // user (the process's account), parent_pid, offset and size (bytes, not
 // negative), status (the NTSTATUS error of an operation that failed: a
-// number or "0xC0000034"; 0 or null: it did not fail). Blank lines are skipped; any other
+// number or "0xC0000034"; 0 or null: it did not fail), renamed_from and
+// renamed_to (on a rename, both: the file's old and new name; a rename is
+// a line under each name). Blank lines are skipped; any other
 // line that is not such an object is an error naming the file, the line and
 // the problem, counted as bad input, and either ends the run or is skipped.
 
@@ -32,6 +34,7 @@ struct ReplayRecord {
   std::string user;
   std::uint32_t parent_pid = 0;
   std::string path;
+  std::string renamed_from, renamed_to;
 };
 
 // Parses one line. Returns an empty string on success, else what is wrong.

@@ -13,7 +13,8 @@ std::size_t Coalescer::KeyHash::operator()(const Key& key) const noexcept {
 void Coalescer::close_before(std::int64_t time, std::vector<FileEvent>& ready) {
   while (!m_open.empty() && m_open.front().time < time) {
     const FileEvent& group = m_open.front();
-    const Key key{group.process, group.path, group.op, group.size >= 0, group.status};
+    const Key key{group.process, group.path,         group.op,        group.size >= 0,
+                  group.status,  group.renamed_from, group.renamed_to};
     auto found = m_index.find(key);
     if (found != m_index.end() && found->second == m_first_index) m_index.erase(found);
     m_held_events -= group.count;
@@ -33,7 +34,8 @@ void Coalescer::add(std::vector<FileEvent>& batch, std::vector<FileEvent>& ready
     }
     m_newest = std::max(m_newest, event.time);
     close_before(m_newest - m_window, ready);
-    const Key key{event.process, event.path, event.op, event.size >= 0, event.status};
+    const Key key{event.process, event.path,         event.op,        event.size >= 0,
+                  event.status,  event.renamed_from, event.renamed_to};
     auto [found, inserted] = m_index.try_emplace(key, m_first_index + m_open.size());
     m_held_events += event.count;
     if (inserted) {

@@ -44,8 +44,9 @@ class Coalescer {
     std::uint32_t process;
     std::uint32_t path;
     Op op;
-    bool sized;            // size known
-    std::uint32_t status;  // a failed operation never joins a successful one
+    bool sized;                              // size known
+    std::uint32_t status;                    // a failed operation never joins a successful one
+    std::uint32_t renamed_from, renamed_to;  // only renames of the same names join
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {

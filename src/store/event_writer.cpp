@@ -148,6 +148,7 @@ EventWriter::EventWriter(SQLite::Database& db, Catalog& catalog, SelfExclusion s
                           "ORDER BY file_id LIMIT 1"),
       m_insert_file(db, "INSERT INTO files (path, nt_path, file_key, name_source) VALUES (?, ?, ?, ?)"),
       m_name_file(db, "UPDATE files SET path = ?, nt_path = ?, name_source = 'backfill' WHERE file_id = ?"),
+      m_insert_rename(db, "INSERT INTO renames (event_id, from_file_id, to_file_id) VALUES (?, ?, ?)"),
       // Nothing of a kept segment is in it, nor anything pruned (sql/0009).
       m_slot_is_empty(db,
                       "SELECT pruned_rows = 0 AND NOT EXISTS (SELECT 1 FROM segments WHERE slot = ?1 AND pruned IS "
@@ -319,6 +320,12 @@ void EventWriter::merge_file(std::int64_t from, std::int64_t into) {
   drop_totals.bind(1, from);
   drop_totals.bind(2, first_hour);
   drop_totals.exec();
+  for (const char* column : {"from_file_id", "to_file_id"}) {
+    SQLite::Statement rename(m_db, std::string("UPDATE renames SET ") + column + " = ?1 WHERE " + column + " = ?2");
+    rename.bind(1, into);
+    rename.bind(2, from);
+    rename.exec();
+  }
   SQLite::Statement drop_file(m_db, "DELETE FROM files WHERE file_id = ?");
   drop_file.bind(1, from);
   drop_file.exec();
@@ -486,6 +493,10 @@ EventWriter::BatchCounts EventWriter::insert_events(const std::vector<FileEvent>
   for (const FileEvent& event : batch) {
     file_id(event.path);
     process_id(event.process);
+    if (event.renamed_from != 0 && event.renamed_to != 0) {
+      file_id(event.renamed_from);
+      file_id(event.renamed_to);
+    }
   }
   BatchCounts counts;
   std::int64_t minute_end = INT64_MIN;  // end of m_minutes.back()
@@ -501,6 +512,7 @@ EventWriter::BatchCounts EventWriter::insert_events(const std::vector<FileEvent>
     add_to_segment(id, event.time);  // first: it may move on to the next slot
     m_pending[m_pending_count++] = EventRow{id, process, file, &event};
     if (m_pending_count == rows_per_insert) insert_pending();
+    if (event.op == Op::rename && event.renamed_from != 0 && event.renamed_to != 0) insert_rename(id, event);
     m_first_event_time = std::min(m_first_event_time, event.time);
     m_last_event_time = std::max(m_last_event_time, event.time);
     ActivityTotals& totals = m_activity[ActivityKey{m_segment.id, process, file}];
@@ -529,6 +541,17 @@ EventWriter::BatchCounts EventWriter::insert_events(const std::vector<FileEvent>
   insert_pending();
   if (m_segment.id != 0) m_touched.push_back(m_segment);
   return counts;
+}
+
+void EventWriter::insert_rename(std::int64_t id, const FileEvent& event) {
+  const std::int64_t from = file_id(event.renamed_from);
+  const std::int64_t to = file_id(event.renamed_to);
+  if (from == 0 || to == 0) return;  // a name --exclude-path leaves out
+  m_insert_rename.reset();
+  m_insert_rename.bind(1, id);
+  m_insert_rename.bind(2, from);
+  m_insert_rename.bind(3, to);
+  m_insert_rename.exec();
 }
 
 void EventWriter::write_activity() {

@@ -177,6 +177,8 @@ class EventWriter {
 
   // Inserts the rows in m_pending.
   void insert_pending();
+  // Records the two names of the rename event id.
+  void insert_rename(std::int64_t id, const FileEvent& event);
   void add_to_segment(std::int64_t id, std::int64_t time);
   bool slot_is_empty(int slot);
   void save_run_counters(const RunStats& stats, std::uint64_t written, std::uint64_t excluded,
@@ -230,6 +232,7 @@ class EventWriter {
   SQLite::Statement m_find_unnamed_file;
   SQLite::Statement m_insert_file;
   SQLite::Statement m_name_file;
+  SQLite::Statement m_insert_rename;  // the two names of a rename event (sql/0013)
   SQLite::Statement m_slot_is_empty;
   SQLite::Statement m_file_slots;                                                     // slots holding a file's events
   std::array<std::optional<SQLite::Statement>, event_slot_count> m_move_file_events;  // per slot, when needed

@@ -117,6 +117,7 @@ Pruner::Pruner(SQLite::Database& db)
                      "UPDATE event_slots SET kept_from = -9223372036854775807 - 1, pruned_rows = 0 WHERE slot = ?1"),
       m_delete_activity(db, "DELETE FROM activity WHERE segment_id = ?1"),
       m_delete_segment(db, "DELETE FROM segments WHERE segment_id = ?1"),
+      m_delete_renames(db, "DELETE FROM renames WHERE event_id BETWEEN ?1 AND ?2"),
       // The oldest hour whose segments are all pruned, and that has more
       // than one or hourly totals already (one alone is its hour's totals).
       m_foldable_hour(db,
@@ -201,6 +202,10 @@ void Pruner::remove_rows(std::int64_t segment_id, int slot, std::int64_t first_i
   const bool written_to = m_slot_state.getColumn(3).getInt() != 0;
   m_slot_state.reset();
   const std::string table = event_table(slot);
+  m_delete_renames.bind(1, first_id);
+  m_delete_renames.bind(2, last_id);
+  m_delete_renames.exec();
+  m_delete_renames.reset();
   if (last_of_slot) {
     m_db.exec("DELETE FROM " + table);  // no WHERE: SQLite frees the table's pages without visiting its rows
     m_slot_emptied.bind(1, slot);

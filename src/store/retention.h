@@ -145,6 +145,7 @@ class Pruner {
   SQLite::Statement m_slot_emptied;
   SQLite::Statement m_delete_activity;
   SQLite::Statement m_delete_segment;
+  SQLite::Statement m_delete_renames;               // a pruned segment's renames (sql/0013)
   SQLite::Statement m_foldable_hour;                // the hour fold_hour folds
   SQLite::Statement m_hour_segments;                // its pruned segments and their activity rows
   bool m_may_fold = true;                           // false: fold_hour found nothing since the last segment was pruned

@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "core/ascii.h"
 #include "core/text.h"
 #include "core/time_format.h"
 #include "sources/etw/payload.h"
@@ -467,7 +468,10 @@ void EtwDecoder::decode_operation(const RawRecord& record, const FileLayout& lay
     const Disposition asked = disposition(fields.numbers[0], fields.extra_info);
     if (asked == Disposition::deletes) return true;
     op = Op::set_info;
-    if (asked != Disposition::keeps) then = {fields.file_object, asked == Disposition::sets_on_close, 0};
+    if (asked != Disposition::keeps) {
+      then.on_close_object = fields.file_object;
+      then.on_close_set = asked == Disposition::sets_on_close;
+    }
     return false;
   };
   switch (action) {
@@ -481,7 +485,10 @@ void EtwDecoder::decode_operation(const RawRecord& record, const FileLayout& lay
       m_catalog.resolve_file_key(fields.file_object, m_text);
       const std::uint32_t path = m_catalog.intern_path(m_text);
       m_object_names.set(fields.file_object, path);
-      if ((fields.numbers[0] & 0x00FFFFFF) & file_delete_on_close) then = {fields.file_object, true, 0};
+      if ((fields.numbers[0] & 0x00FFFFFF) & file_delete_on_close) {
+        then.on_close_object = fields.file_object;
+        then.on_close_set = true;
+      }
       deliver(record, op, path, thread, -1, -1, irp, then);
       return;
     }
@@ -498,12 +505,21 @@ void EtwDecoder::decode_operation(const RawRecord& record, const FileLayout& lay
       if (fold_into_partner(fields.irp, fields.file_object, op, false)) return;
       break;
     case Action::rename:
-    case Action::rename_path:
-      // (Whether RenamePath's FileName is the old or the new name is not
-      // documented, so it names nothing.)
-      if (fold_into_partner(fields.irp, fields.file_object, op, action == Action::rename_path)) return;
+    case Action::rename_path: {
+      const std::uint32_t path = file_path(fields.file_key, fields.file_object);
+      const std::uint32_t renamed_to = action == Action::rename_path ? rename_target(path, fields.name) : 0;
+      if (fold_into_partner(fields.irp, fields.file_object, op, action == Action::rename_path)) {
+        if (renamed_to != 0) name_rename_target(irp, fields.file_object, path, renamed_to, record, thread);
+        return;
+      }
       then.renamed_key = fields.file_key;
-      break;
+      if (renamed_to != 0) {
+        then.renamed_object = fields.file_object;
+        then.new_name = renamed_to;
+      }
+      deliver(record, op, path, thread, -1, -1, irp, then, renamed_to);
+      return;
+    }
     case Action::delete_path:
       if (ask_disposition()) {
         m_text.clear();
@@ -541,6 +557,41 @@ void EtwDecoder::apply(const OnSuccess& then) {
       m_delete_on_close.erase(then.on_close_object);
   }
   if (then.renamed_key != 0) m_key_names.erase(then.renamed_key);
+  if (then.renamed_object != 0) m_object_names.set(then.renamed_object, then.new_name);
+}
+
+std::uint32_t EtwDecoder::rename_target(std::uint32_t path, std::span<const std::uint8_t> name) {
+  // Whether a RenamePath's FileName is the old or the new name is not
+  // documented: a name other than the one the file object had can only be
+  // the new one. Unknown when the old name is unknown too.
+  m_text.clear();
+  append_utf8_from_utf16le(name.data(), name.size(), m_text);
+  if (m_text.empty()) return 0;
+  const std::string old_name = m_catalog.path(path);
+  if (old_name.empty() || equal_ignoring_ascii_case(old_name, m_text)) return 0;
+  return m_catalog.intern_path(m_text);
+}
+
+void EtwDecoder::name_rename_target(std::uint64_t irp, std::uint64_t file_object, std::uint32_t path,
+                                    std::uint32_t renamed_to, const RawRecord& record, std::uint32_t thread) {
+  if (const auto held = m_held.find(irp); irp != 0 && held != m_held.end() && held->second.event.op == Op::rename) {
+    held->second.event.renamed_from = held->second.event.path;
+    held->second.event.renamed_to = renamed_to;
+    held->second.then.renamed_object = file_object;
+    held->second.then.new_name = renamed_to;
+    return;
+  }
+  // Its partner went out already: the new name's row, at least, names both.
+  FileEvent event;
+  event.time = record.time;
+  event.op = Op::rename;
+  event.path = renamed_to;
+  event.renamed_from = path;
+  event.renamed_to = renamed_to;
+  event.process = event_process(record.pid, thread, record.time);
+  event.tid = thread == RawRecord::unknown_id ? 0 : thread;
+  emit(event);
+  m_object_names.set(file_object, renamed_to);
 }
 
 void EtwDecoder::decode_disk_io(const RawRecord& record) {
@@ -604,11 +655,15 @@ bool EtwDecoder::fold_into_partner(std::uint64_t irp, std::uint64_t file_object,
 }
 
 void EtwDecoder::deliver(const RawRecord& record, Op op, std::uint32_t path, std::uint32_t thread, std::int64_t offset,
-                         std::int64_t size, std::uint64_t irp, const OnSuccess& then) {
+                         std::int64_t size, std::uint64_t irp, const OnSuccess& then, std::uint32_t renamed_to) {
   FileEvent event;
   event.time = record.time;
   event.op = op;
   event.path = path;
+  if (renamed_to != 0) {
+    event.renamed_from = path;
+    event.renamed_to = renamed_to;
+  }
   event.process = event_process(record.pid, thread, record.time);
   event.tid = thread == RawRecord::unknown_id ? 0 : thread;
   event.offset = offset;
@@ -652,6 +707,13 @@ void EtwDecoder::deliver(const RawRecord& record, Op op, std::uint32_t path, std
 void EtwDecoder::emit(const FileEvent& event) {
   ++m_stats.delivered;
   m_sink.deliver(event);
+  // A rename that happened is a row under each name (see FileEvent).
+  if (event.op == Op::rename && event.renamed_to != 0 && event.renamed_to != event.path && event.status == 0) {
+    FileEvent renamed = event;
+    renamed.path = event.renamed_to;
+    ++m_stats.delivered;
+    m_sink.deliver(renamed);
+  }
 }
 
 }  // namespace etwaudit

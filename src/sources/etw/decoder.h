@@ -78,6 +78,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -230,12 +231,20 @@ class EtwDecoder {
     std::uint64_t on_close_object;  // 0: none
     bool on_close_set;              // set the delete-on-close mark, or clear it
     std::uint64_t renamed_key;      // 0: none
+    std::uint64_t renamed_object;   // a file object that a rename gave new_name; 0: none
+    std::uint32_t new_name;
   };
   // Hands the sink one event of record (offset and size -1 when it has
   // none), or holds it under irp for its OperationEnd; then is applied at
   // once, or when the held operation succeeds.
   void deliver(const RawRecord& record, Op op, std::uint32_t path, std::uint32_t thread, std::int64_t offset,
-               std::int64_t size, std::uint64_t irp = 0, const OnSuccess& then = {});
+               std::int64_t size, std::uint64_t irp = 0, const OnSuccess& then = {}, std::uint32_t renamed_to = 0);
+  // The new name a RenamePath's FileName gives the file at path, or 0.
+  std::uint32_t rename_target(std::uint32_t path, std::span<const std::uint8_t> name);
+  // Gives the rename already delivered by its partner event the new name
+  // renamed_to (a RenamePath's, after the Rename).
+  void name_rename_target(std::uint64_t irp, std::uint64_t file_object, std::uint32_t path, std::uint32_t renamed_to,
+                          const RawRecord& record, std::uint32_t thread);
   void apply(const OnSuccess& then);
   // Completes the held operation of an OperationEnd, if there is one.
   // An end without a held start is kept a while as an early end (time: its

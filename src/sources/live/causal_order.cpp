@@ -19,7 +19,8 @@ std::vector<FileEvent> merge_in_causal_order(const std::vector<FileEvent>& conte
   }
   // Each name event goes before content[position]: a create as early as the
   // name events of its path before it allow, a delete after the last content
-  // event of its path. The new name of a rename stays with its old name.
+  // event of its path. The new name of a rename stays with its old name,
+  // after the content events of both.
   std::vector<std::size_t> position(names.size());
   std::unordered_map<std::uint32_t, std::size_t> path_position;
   for (std::size_t n = 0; n < names.size(); ++n) {
@@ -30,7 +31,14 @@ std::vector<FileEvent> merge_in_causal_order(const std::vector<FileEvent>& conte
       if (auto span = spans.find(event.path); span != spans.end()) at = std::max(at, span->second.last + 1);
     } else if (n > 0 && names[n - 1].ends && event.op == Op::rename && names[n - 1].event.op == Op::rename &&
                names[n - 1].event.process == event.process) {
+      // The new name goes with the old, after the content events of the new
+      // name too: their path was read after the rename, and a file written
+      // and then renamed (a temporary file saved into place) is the common
+      // case. The old name moves down with it.
       at = std::max(at, position[n - 1]);
+      if (auto span = spans.find(event.path); span != spans.end()) at = std::max(at, span->second.last + 1);
+      position[n - 1] = at;
+      path_position[names[n - 1].event.path] = at;
     }
     position[n] = at;
     path_position[event.path] = at;

@@ -10,9 +10,14 @@
 // or was read before (doc/design.md, "Event order on Linux"). The two lists
 // are merged here so that, for each file,
 //
-//   - a create (or the new name of a rename) comes before the content events
-//     of the same read on that path, and
-//   - a delete (or the old name of a rename) after them,
+//   - a create comes before the content events of the same read on that
+//     path,
+//   - a delete after them, and
+//   - a rename's two rows (its old name, then its new) together after the
+//     content events of both names: the path of a content event is the name
+//     its file had when it was read, so a file written and renamed within
+//     one read (a temporary file saved into place) shows its writes under
+//     the new name, before the rename;
 //
 // keeping each group's own order, and every name event of one path in the
 // order the kernel gave. Events of different files keep no order between
@@ -33,7 +38,8 @@ namespace etwaudit {
 struct NameEvent {
   FileEvent event;
   // A delete, or the old name of a rename: after the content events of its
-  // path. Otherwise (a create, the new name of a rename) before them.
+  // path. Otherwise (a create) before them; the new name of a rename goes
+  // with its old name, after the content events of both.
   bool ends = false;
 };
 

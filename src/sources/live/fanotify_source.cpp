@@ -179,8 +179,23 @@ void FanotifySource::mark(const std::string& mount_point, const std::string& fs_
   }
   m_watched.push_back(what);
   if (!m_name_fd.valid()) return;
-  if (::fanotify_mark(m_name_fd.get(), FAN_MARK_ADD | FAN_MARK_FILESYSTEM, m_name_mask | FAN_ONDIR, AT_FDCWD,
-                      mount_point.c_str()) != 0) {
+  // FAN_RENAME (Linux 5.17) reports a rename as one event with both names;
+  // before it, the old and the new name come as two unrelated events.
+  constexpr std::uint64_t moved = FAN_MOVED_FROM | FAN_MOVED_TO;
+  int marked = -1;
+  if ((m_name_mask & moved) == moved) {
+    marked = ::fanotify_mark(m_name_fd.get(), FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
+                             (m_name_mask & ~moved) | FAN_RENAME | FAN_ONDIR, AT_FDCWD, mount_point.c_str());
+    if (marked != 0 && errno == EINVAL && !m_rename_halves) {
+      m_rename_halves = true;
+      m_limitations.push_back("a rename is recorded under each name without the other: Linux " + kernel_release() +
+                              " cannot report both (fanotify FAN_RENAME needs 5.17 or later)");
+    }
+  }
+  if (marked != 0)
+    marked = ::fanotify_mark(m_name_fd.get(), FAN_MARK_ADD | FAN_MARK_FILESYSTEM, m_name_mask | FAN_ONDIR, AT_FDCWD,
+                             mount_point.c_str());
+  if (marked != 0) {
     m_limitations.push_back("creates, deletes and renames on " + what +
                             " are not recorded: " + errno_text("fanotify_mark", errno));
     return;
@@ -328,8 +343,12 @@ void FanotifySource::stage(Op op, std::uint32_t process, std::uint32_t path, std
   m_staged_content.push_back(file_event(op, process, path, time));
 }
 
-void FanotifySource::stage_name(Op op, std::uint32_t process, std::uint32_t path, std::int64_t time, bool ends) {
-  m_staged_names.push_back(NameEvent{file_event(op, process, path, time), ends});
+void FanotifySource::stage_name(Op op, std::uint32_t process, std::uint32_t path, std::int64_t time, bool ends,
+                                std::uint32_t renamed_from, std::uint32_t renamed_to) {
+  FileEvent event = file_event(op, process, path, time);
+  event.renamed_from = renamed_from;
+  event.renamed_to = renamed_to;
+  m_staged_names.push_back(NameEvent{event, ends});
 }
 
 template <typename Visit>
@@ -415,29 +434,32 @@ void FanotifySource::read_name_events(const char* buffer, long length, std::int6
   const std::uint64_t buffer_number = ++m_buffers;
   for_each_event(buffer, length, [&](const fanotify_event_metadata& event, const char* record) {
     if (event.fd >= 0) ::close(event.fd);
-    // The information records after the metadata: the directory and name.
-    std::string path;
+    // The information records after the metadata: the directory and name
+    // (a FAN_RENAME has two, the old and the new).
+    std::string path, old_path, new_path;
     for (std::size_t at = event.metadata_len; at + sizeof(fanotify_event_info_header) <= event.event_len;) {
       const auto* header = reinterpret_cast<const fanotify_event_info_header*>(record + at);
       if (header->len < sizeof *header || at + header->len > event.event_len) break;
-      if (header->info_type == FAN_EVENT_INFO_TYPE_DFID_NAME &&
-          header->len > sizeof(fanotify_event_info_fid) + sizeof(file_handle)) {
-        const auto* fid = reinterpret_cast<const fanotify_event_info_fid*>(header);
-        const auto* handle = reinterpret_cast<const file_handle*>(fid->handle);
-        const std::size_t name_offset = sizeof(fanotify_event_info_fid) + sizeof(file_handle) + handle->handle_bytes;
-        if (name_offset < header->len) {
-          const char* name = reinterpret_cast<const char*>(header) + name_offset;
-          const std::size_t name_length = strnlen(name, header->len - name_offset);
-          const std::string directory = directory_path(reinterpret_cast<const std::int32_t*>(&fid->fsid), handle);
-          if (!directory.empty()) path = directory + (directory == "/" ? "" : "/") + std::string(name, name_length);
-        }
-        break;
+      switch (header->info_type) {
+        case FAN_EVENT_INFO_TYPE_DFID_NAME: path = record_path(header); break;
+        case FAN_EVENT_INFO_TYPE_OLD_DFID_NAME: old_path = record_path(header); break;
+        case FAN_EVENT_INFO_TYPE_NEW_DFID_NAME: new_path = record_path(header); break;
+        default: break;
       }
       at += header->len;
     }
+    const std::uint32_t process_id = process(static_cast<std::uint32_t>(event.pid), buffer_number);
+    if (event.mask & FAN_RENAME) {
+      // Two rows, one under each name, each naming both: the old name
+      // follows what was done to the file, the new one precedes it.
+      const std::uint32_t from = m_catalog->intern_path(old_path);
+      const std::uint32_t to = m_catalog->intern_path(new_path);
+      stage_name(Op::rename, process_id, from, time, true, from, to);
+      stage_name(Op::rename, name_event_process(m_staged_content, m_execs, process_id, to, false), to, time, false,
+                 from, to);
+    }
     // An empty path is a file whose directory is gone: recorded, unnamed.
     const std::uint32_t path_id = m_catalog->intern_path(path);
-    const std::uint32_t process_id = process(static_cast<std::uint32_t>(event.pid), buffer_number);
     // A delete and the old name of a rename follow what was done to the
     // file; a create and the new name precede it.
     for (const ContentBit& bit : name_bits) {
@@ -446,6 +468,19 @@ void FanotifySource::read_name_events(const char* buffer, long length, std::int6
       stage_name(bit.op, name_event_process(m_staged_content, m_execs, process_id, path_id, ends), path_id, time, ends);
     }
   });
+}
+
+std::string FanotifySource::record_path(const fanotify_event_info_header* header) {
+  if (header->len <= sizeof(fanotify_event_info_fid) + sizeof(file_handle)) return {};
+  const auto* fid = reinterpret_cast<const fanotify_event_info_fid*>(header);
+  const auto* handle = reinterpret_cast<const file_handle*>(fid->handle);
+  const std::size_t name_offset = sizeof(fanotify_event_info_fid) + sizeof(file_handle) + handle->handle_bytes;
+  if (name_offset >= header->len) return {};
+  const char* name = reinterpret_cast<const char*>(header) + name_offset;
+  const std::size_t name_length = strnlen(name, header->len - name_offset);
+  const std::string directory = directory_path(reinterpret_cast<const std::int32_t*>(&fid->fsid), handle);
+  if (directory.empty()) return {};
+  return directory + (directory == "/" ? "" : "/") + std::string(name, name_length);
 }
 
 std::string FanotifySource::directory_path(const std::int32_t fsid[2], const void* handle) {

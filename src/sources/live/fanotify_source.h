@@ -8,13 +8,16 @@
 //            FAN_CLOSE_NOWRITE, each event with an open descriptor of the
 //            file: its path is readlink(/proc/self/fd/N), " (deleted)" taken
 //            off when the file has no name any more.
-//   names    FAN_CREATE, FAN_DELETE, FAN_MOVED_FROM, FAN_MOVED_TO with
-//            FAN_REPORT_DFID_NAME (Linux 5.9): a handle of the directory and
-//            the entry's name; the directory is opened by handle to get its
-//            path. Older kernels have no such group, and the source says so.
+//   names    FAN_CREATE, FAN_DELETE and FAN_RENAME (Linux 5.17; before it
+//            FAN_MOVED_FROM and FAN_MOVED_TO) with FAN_REPORT_DFID_NAME
+//            (Linux 5.9): a handle of the directory and the entry's name (a
+//            FAN_RENAME has the old and the new); the directory is opened by
+//            handle to get its path. Older kernels have no such group, and
+//            the source says so.
 //
 // Operations: open, read, write, close_write, close, create, delete, and
-// rename (a rename is two events: the old name, then the new). fanotify
+// rename (a rename is two events, under the old name and then the new, each
+// naming both; before 5.17 neither knows the other). fanotify
 // merges repeated events on a file that are still queued and reports no
 // offsets or sizes, so a row on Linux means "at least once around this
 // time", and offset and size stay NULL.
@@ -57,6 +60,8 @@
 #include "platform/unique_fd.h"
 #include "sources/event_source.h"
 #include "sources/live/causal_order.h"
+
+struct fanotify_event_info_header;
 
 namespace etwaudit {
 
@@ -153,7 +158,11 @@ class FanotifySource final : public EventSource {
   // command line, once /proc shows the program, given to the catalog.
   void learn_command_line(std::uint32_t pid, ProcessEntry& entry, std::uint64_t buffer);
   void stage(Op op, std::uint32_t process, std::uint32_t path, std::int64_t time);
-  void stage_name(Op op, std::uint32_t process, std::uint32_t path, std::int64_t time, bool ends);
+  void stage_name(Op op, std::uint32_t process, std::uint32_t path, std::int64_t time, bool ends,
+                  std::uint32_t renamed_from = 0, std::uint32_t renamed_to = 0);
+  // The path a directory-and-name information record names; "" when its
+  // directory is gone.
+  std::string record_path(const fanotify_event_info_header* header);
 
   FanotifyOptions m_options;
   UniqueFd m_content_fd;
@@ -171,6 +180,7 @@ class FanotifySource final : public EventSource {
   std::atomic<std::uint64_t> m_overflows{0};
   std::uint64_t m_buffers = 0;           // buffers of events read
   bool m_sees_exec = false;              // every mark reports FAN_OPEN_EXEC
+  bool m_rename_halves = false;          // a mark could not take FAN_RENAME
   std::size_t m_read_size = 256 * 1024;  // bytes asked for per read (see the constructor)
   std::string m_error;
 
