@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "core/utf8_path.h"
 #include "platform/platform.h"
+#include "platform/win32.h"
 #include "temp_dir.h"
 
 using etwaudit::test::TempDir;
@@ -25,7 +27,7 @@ struct Result {
 };
 
 std::wstring widen(const std::string& text) {
-  return std::wstring(text.begin(), text.end());  // the arguments here are ASCII
+  return etwaudit::to_wide(text);  // the arguments are UTF-8
 }
 
 std::string read_file(const std::filesystem::path& path) {
@@ -134,4 +136,53 @@ TEST_CASE("etwaudit stop reaches a collector through its named event, and only a
   // A pid without the event is refused, and one nobody has is not alive.
   CHECK(etwaudit::request_stop(0xFFFFFFF0u) == "process 4294967280 is no etwaudit collector");
   CHECK_FALSE(etwaudit::process_alive(0xFFFFFFF0u));
+}
+
+TEST_CASE("non-ASCII names reach etwaudit.exe whole: database, replay file, filters and output", "[windows][cli]") {
+  using etwaudit::utf8_name;
+  using etwaudit::utf8_path;
+  TempDir dir;
+  const std::filesystem::path folder = dir.path() / utf8_path("J\xC3\xBCrgen \xCE\xB1\xCE\xB2");  // Jürgen αβ
+  std::filesystem::create_directory(folder);
+  const std::string input = utf8_name(folder / utf8_path("ereignisse-\xC3\xA4.jsonl"));
+  const std::string db = utf8_name(folder / utf8_path("audit-\xC3\xBC.db"));
+  const std::string egypt = "C:\\Users\\J\xC3\xBCrgen\\\xC3\x84gypten.txt";  // C:\Users\Jürgen\Ägypten.txt
+  {
+    std::ofstream out(utf8_path(input), std::ios::binary);
+    out << R"({"time":"2026-12-02T10:00:00Z","pid":7,"process":"C:\\Windows\\notepad.exe","op":"write","path":")"
+        << "C:\\\\Users\\\\J\xC3\xBCrgen\\\\\xC3\x84gypten.txt"
+        << R"(","size":5})"
+        << "\n";
+    out << R"({"time":"2026-12-02T10:00:01Z","pid":7,"process":"C:\\Windows\\notepad.exe","op":"read","path":)"
+        << R"("C:\\Users\\ada\\plain.txt","size":5})"
+        << "\n";
+  }
+  const Result collect = run(dir, {"collect", "--source", "replay:" + input, "--db", db, "--quiet"});
+  INFO(collect.err);
+  REQUIRE(collect.exit_code == 0);
+  CHECK(std::filesystem::exists(utf8_path(db)));
+
+  // A path filter with non-ASCII letters matches; the path prints as UTF-8.
+  const Result history =
+      run(dir, {"query", "file-history", "C:\\Users\\J\xC3\xBCrgen\\*", "--format", "csv", "--db", db});
+  INFO(history.err);
+  CHECK(history.exit_code == 0);
+  CHECK_THAT(history.out, Catch::Contains("," + egypt + ","));
+  const Result count = run(dir, {"query", "--sql", "SELECT count(*) AS n FROM v_events", "--path", "*\xC3\x84gypten*",
+                                 "--format", "csv", "--db", db});
+  CHECK(count.out == "n\r\n1\r\n");
+  const Result excluded = run(dir, {"query", "--sql", "SELECT count(*) AS n FROM v_events", "--exclude-path",
+                                    "*\xC3\x84gypten*", "--format", "csv", "--db", db});
+  CHECK(excluded.out == "n\r\n1\r\n");
+
+  // --output and report --html to non-ASCII names.
+  const std::string csv = utf8_name(folder / utf8_path("bericht-\xC3\xA9.csv"));
+  CHECK(run(dir, {"query", "recent", "--output", csv, "--format", "csv", "--db", db}).exit_code == 0);
+  CHECK_THAT(read_file(utf8_path(csv)), Catch::Contains(egypt));
+  const std::string html = utf8_name(folder / utf8_path("seite-\xC3\xB6.html"));
+  CHECK(run(dir, {"report", "--html", html, "--db", db}).exit_code == 0);
+  CHECK(std::filesystem::exists(utf8_path(html)));
+  const Result status = run(dir, {"status", "--db", db});
+  CHECK(status.exit_code == 0);
+  CHECK_THAT(status.out, Catch::Contains("audit-\xC3\xBC.db"));
 }

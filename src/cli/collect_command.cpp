@@ -13,6 +13,7 @@
 #include "core/glob.h"
 #include "core/human_format.h"
 #include "core/time_format.h"
+#include "core/utf8_path.h"
 #include "pipeline/collection.h"
 #include "platform/platform.h"
 #include "sources/live/live_source.h"
@@ -43,7 +44,7 @@ std::unique_ptr<EventSource> make_source(const cxxopts::ParseResult& args, LiveS
   if (spec.rfind("replay:", 0) == 0) {
     std::string path = spec.substr(7);
     if (path.empty()) throw UsageError("--source replay: needs a file, e.g. --source replay:events.jsonl");
-    if (!std::filesystem::exists(path)) throw Error("replay file '" + path + "' does not exist");
+    if (!std::filesystem::exists(utf8_path(path))) throw Error("replay file '" + path + "' does not exist");
     return std::make_unique<ReplaySource>(path, on_bad_input, std::cerr);
   }
   if (spec.empty() || spec == live_source_name()) {
@@ -80,7 +81,7 @@ std::uint64_t database_bytes(const std::string& path) {
   std::uint64_t total = 0;
   std::error_code error;
   for (const char* suffix : {"", "-wal"}) {
-    auto size = std::filesystem::file_size(path + suffix, error);
+    auto size = std::filesystem::file_size(utf8_path(path + suffix), error);
     if (!error) total += size;
   }
   return total;

@@ -13,6 +13,7 @@
 #include "core/fingerprint.h"
 #include "core/human_format.h"
 #include "core/time_format.h"
+#include "core/utf8_path.h"
 #include "pipeline/collection.h"
 #include "platform/platform.h"
 #include "sources/etl/etl_source.h"
@@ -107,7 +108,7 @@ cxxopts::Options import_options() {
 // reader, and a device such as /dev/zero would never end.
 void check_trace_file(const std::string& file) {
   std::error_code error;
-  const std::filesystem::file_status status = std::filesystem::status(file, error);
+  const std::filesystem::file_status status = std::filesystem::status(utf8_path(file), error);
   if (!std::filesystem::exists(status)) {
     if (error && error != std::errc::no_such_file_or_directory)
       throw Error("cannot read trace file '" + file + "': " + error.message());

@@ -3,10 +3,13 @@
 #include <cstring>
 #include <cxxopts.hpp>
 #include <iostream>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "platform/platform.h"
 
 namespace {
 
@@ -36,7 +39,16 @@ void print_usage(std::ostream& out) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int raw_argc, char** raw_argv) {
+  // UTF-8 arguments (Windows: from the UTF-16 command line), kept alive for
+  // the commands' argv.
+  const std::vector<std::string> arguments = etwaudit::utf8_arguments(raw_argc, raw_argv);
+  std::vector<const char*> pointers;
+  for (const std::string& argument : arguments) pointers.push_back(argument.c_str());
+  pointers.push_back(nullptr);
+  const int argc = static_cast<int>(arguments.size());
+  const char* const* argv = pointers.data();
+  etwaudit::use_utf8_console();
   if (argc < 2) {
     print_usage(std::cerr);
     return 2;

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/human_format.h"
 #include "core/time_format.h"
+#include "core/utf8_path.h"
 #include "platform/platform.h"
 #include "query/filters.h"
 #include "query/output.h"
@@ -37,7 +38,7 @@ void list_reports(std::ostream& out) {
 }
 
 std::string read_sql_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(utf8_path(path), std::ios::binary);
   if (!in) throw Error("cannot read SQL file '" + path + "': " + std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
@@ -330,10 +331,11 @@ int run_query(const QueryRequest& request) {
 
   std::ofstream file;
   if (request.output) {
-    file.open(*request.output, std::ios::binary | std::ios::trunc);
+    file.open(utf8_path(*request.output), std::ios::binary | std::ios::trunc);
     if (!file) throw Error("cannot write '" + *request.output + "': " + std::strerror(errno));
   }
   std::ostream& out = request.output ? file : std::cout;
+  if (!request.output && request.format == OutputFormat::csv) stdout_bytes_as_written();  // CSV ends lines in \r\n
   write_results(out, results, request.format, !request.output && !request.wide && stdout_is_terminal());
   out.flush();
   if (!out) throw Error("writing the results failed");

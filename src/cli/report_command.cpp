@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/human_format.h"
 #include "core/time_format.h"
+#include "core/utf8_path.h"
 #include "query/html_report.h"
 #include "store/database.h"
 
@@ -84,23 +85,24 @@ int run_report(const ReportRequest& request) {
   // written never replaces a good one with half a page.
   const std::string partial = request.html_path + ".partial";
   {
-    std::ofstream file(partial, std::ios::binary | std::ios::trunc);
+    std::ofstream file(utf8_path(partial), std::ios::binary | std::ios::trunc);
     if (!file) throw Error("cannot write '" + partial + "': " + std::strerror(errno));
     file << html;
     file.flush();
     if (!file) {
-      std::remove(partial.c_str());
+      std::error_code ignored;
+      std::filesystem::remove(utf8_path(partial), ignored);
       throw Error("writing '" + partial + "' failed: " + std::strerror(errno));
     }
   }
   std::error_code error;
-  std::filesystem::rename(partial, request.html_path, error);
+  std::filesystem::rename(utf8_path(partial), utf8_path(request.html_path), error);
   if (error) {  // Windows may refuse to replace a file: take the old one away first
-    std::filesystem::remove(request.html_path, error);
-    std::filesystem::rename(partial, request.html_path, error);
+    std::filesystem::remove(utf8_path(request.html_path), error);
+    std::filesystem::rename(utf8_path(partial), utf8_path(request.html_path), error);
   }
   if (error) {
-    std::filesystem::remove(partial);
+    std::filesystem::remove(utf8_path(partial), error);
     throw Error("cannot write '" + request.html_path + "': " + error.message());
   }
   std::cerr << "etwaudit report: wrote " << request.html_path << " (" << human_bytes(html.size()) << ")\n";

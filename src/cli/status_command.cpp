@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/time_format.h"
+#include "core/utf8_path.h"
 #include "platform/platform.h"
 #include "query/filters.h"
 #include "query/output.h"
@@ -30,7 +31,7 @@ const Report& status_report() {
 
 std::uint64_t file_bytes(const std::string& path) {
   std::error_code error;
-  const auto size = std::filesystem::file_size(path, error);
+  const auto size = std::filesystem::file_size(utf8_path(path), error);
   return error ? 0 : size;
 }
 
@@ -78,7 +79,7 @@ int status_command(int argc, const char* const* argv) {
 
   // The probe first: closing its descriptor would drop the read
   // connection's locks (store/open_run.h).
-  if (std::error_code error; !std::filesystem::exists(path, error))
+  if (std::error_code error; !std::filesystem::exists(utf8_path(path), error))
     throw Error("database '" + path + "' does not exist");
   const bool running = collector_running(path);
   auto db = open_read_only(path);
@@ -111,6 +112,7 @@ int status_command(int argc, const char* const* argv) {
     results.erase(results.begin());
     for (Table& table : results) table = transposed(table);
   }
+  if (format == OutputFormat::csv) stdout_bytes_as_written();  // CSV ends lines in \r\n
   write_results(std::cout, results, format, stdout_is_terminal());
   return 0;
 }

@@ -8,11 +8,12 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/utf8_path.h"
 
 namespace etwaudit {
 
 std::string file_fingerprint(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(utf8_path(path), std::ios::binary);
   if (!in) throw Error("cannot read '" + path + "': " + std::strerror(errno));
   std::uint64_t hash = 0xcbf29ce484222325ull;
   std::uint64_t size = 0;

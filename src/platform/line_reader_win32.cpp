@@ -1,4 +1,5 @@
-// Windows: plain _read in binary mode (replays come from files there).
+// Windows: plain _read in binary mode (replays come from files there), the
+// file opened by its UTF-16 name.
 
 #include <fcntl.h>
 #include <io.h>
@@ -7,11 +8,12 @@
 #include <cstring>
 
 #include "platform/line_reader.h"
+#include "platform/win32.h"
 
 namespace etwaudit {
 
 LineReader::LineReader(const std::string& path) {
-  m_fd = ::_open(path.c_str(), _O_RDONLY | _O_BINARY);
+  m_fd = ::_wopen(to_wide(path).c_str(), _O_RDONLY | _O_BINARY);  // by its UTF-16 name
   if (m_fd < 0) m_error = std::strerror(errno);
 }
 

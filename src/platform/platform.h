@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace etwaudit {
 
@@ -28,6 +29,18 @@ inline constexpr bool file_names_ignore_case = true;
 #else
 inline constexpr bool file_names_ignore_case = false;
 #endif
+
+// The program's arguments as UTF-8. On Windows they come from the UTF-16
+// command line: main's argv holds them in the ANSI code page, where
+// C:\Users\Jürgen becomes another name or a '?'.
+std::vector<std::string> utf8_arguments(int argc, char** argv);
+// Makes a console show the program's UTF-8 output as text (Windows: the
+// console's output code page, put back when the program ends; nothing
+// elsewhere).
+void use_utf8_console();
+// Writes standard output byte for byte from now on (Windows: binary mode,
+// so that CSV's own \r\n line ends do not become \r\r\n; nothing elsewhere).
+void stdout_bytes_as_written();
 
 std::uint32_t current_pid();
 std::string host_name();

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstring>
 #include <fstream>
+#include <vector>
 
 #include "platform/platform.h"
 
@@ -76,6 +77,14 @@ std::string host_name() {
 bool stderr_is_terminal() {
   return ::isatty(STDERR_FILENO) != 0;
 }
+
+std::vector<std::string> utf8_arguments(int argc, char** argv) {
+  return std::vector<std::string>(argv, argv + argc);  // as the user gave them
+}
+
+void use_utf8_console() {}
+
+void stdout_bytes_as_written() {}
 
 bool stdout_is_terminal() {
   return ::isatty(STDOUT_FILENO) != 0;

@@ -1,11 +1,15 @@
 // platform.h on Windows: console control events, the named stop event, the process token.
 
+#include <fcntl.h>
 #include <io.h>
 #include <windows.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 
 #include "platform/platform.h"
+#include "platform/win32.h"
 // clang-format off: sddl.h needs windows.h first.
 #include <sddl.h>
 // clang-format on
@@ -103,6 +107,40 @@ std::string host_name() {
 
 bool stderr_is_terminal() {
   return _isatty(_fileno(stderr)) != 0;
+}
+
+std::vector<std::string> utf8_arguments(int argc, char** argv) {
+  int count = 0;
+  LPWSTR* wide = CommandLineToArgvW(GetCommandLineW(), &count);
+  std::vector<std::string> arguments;
+  if (wide == nullptr || count != argc) {  // cannot happen; argv is better than nothing
+    if (wide != nullptr) LocalFree(wide);
+    for (int i = 0; i < argc; ++i) arguments.emplace_back(argv[i]);
+    return arguments;
+  }
+  for (int i = 0; i < count; ++i) arguments.push_back(to_utf8(wide[i]));
+  LocalFree(wide);
+  return arguments;
+}
+
+namespace {
+UINT g_console_output_cp = 0;  // the console's code page before use_utf8_console(); 0: unchanged
+void restore_console_cp() {
+  if (g_console_output_cp != 0) SetConsoleOutputCP(g_console_output_cp);
+}
+}  // namespace
+
+void use_utf8_console() {
+  const UINT before = GetConsoleOutputCP();
+  if (before == 0 || before == CP_UTF8) return;  // no console, or UTF-8 already
+  if (!SetConsoleOutputCP(CP_UTF8)) return;
+  g_console_output_cp = before;
+  std::atexit(restore_console_cp);
+}
+
+void stdout_bytes_as_written() {
+  std::fflush(stdout);
+  _setmode(_fileno(stdout), _O_BINARY);
 }
 
 bool stdout_is_terminal() {

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "core/utf8_path.h"
 #include "store/database.h"
 
 namespace etwaudit {
@@ -84,7 +85,7 @@ void Checkpointer::checkpoint() {
 
 std::int64_t Checkpointer::wal_bytes() const {
   std::error_code error;
-  const auto bytes = std::filesystem::file_size(m_connection.getFilename() + "-wal", error);
+  const auto bytes = std::filesystem::file_size(utf8_path(m_connection.getFilename() + "-wal"), error);
   return error ? 0 : static_cast<std::int64_t>(bytes);
 }
 

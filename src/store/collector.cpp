@@ -9,6 +9,7 @@
 
 #include "core/human_format.h"
 #include "core/time_format.h"
+#include "core/utf8_path.h"
 #include "store/event_writer.h"
 
 namespace etwaudit {
@@ -102,7 +103,7 @@ void Collector::prune(std::chrono::milliseconds budget) {
   // The disk itself is a cap: when its free space runs low, keep enough free
   // pages inside the file for the next batches, so the file stops growing.
   std::error_code error;
-  const auto space = std::filesystem::space(m_writer.database().getFilename(), error);
+  const auto space = std::filesystem::space(utf8_path(m_writer.database().getFilename()), error);
   if (!error) {
     const std::uint64_t reserve =
         std::min<std::uint64_t>(space.capacity / 4, std::max<std::uint64_t>(4 * m_batch_growth, 64 << 20));

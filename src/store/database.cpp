@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/utf8_path.h"
 #include "store/database_files.h"
 #include "store/embedded_sql.h"
 
@@ -72,16 +73,16 @@ void check_not_newer(SQLite::Database& db, int version) {
 
 void remove_database_files(const std::string& path) {
   std::error_code ignored;
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(path + suffix, ignored);
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(utf8_path(path + suffix), ignored);
 }
 
 // Says why a database file could not be created, in terms a user can act on.
 std::string explain_open_failure(const std::string& path, const std::string& sqlite_message) {
-  fs::path parent = fs::path(path).parent_path();
+  fs::path parent = utf8_path(path).parent_path();
   if (parent.empty()) parent = ".";
   std::error_code error;
-  if (!fs::exists(parent, error)) return "directory '" + parent.string() + "' does not exist";
-  if (!fs::is_directory(parent, error)) return "'" + parent.string() + "' is not a directory";
+  if (!fs::exists(parent, error)) return "directory '" + utf8_name(parent) + "' does not exist";
+  if (!fs::is_directory(parent, error)) return "'" + utf8_name(parent) + "' is not a directory";
   return sqlite_message;
 }
 
@@ -179,7 +180,7 @@ WriteDatabase::WriteDatabase(const std::string& path) : m_path(path) {
 std::unique_ptr<SQLite::Database> open_for_maintenance(const std::string& path, int busy_timeout_ms) {
   configure_sqlite();
   std::error_code error;
-  if (!fs::exists(path, error)) throw Error("database '" + path + "' does not exist");
+  if (!fs::exists(utf8_path(path), error)) throw Error("database '" + path + "' does not exist");
   check_database_files(path);
   std::unique_ptr<SQLite::Database> db;
   try {
@@ -200,7 +201,7 @@ std::unique_ptr<SQLite::Database> open_for_maintenance(const std::string& path, 
 std::unique_ptr<SQLite::Database> open_read_only(const std::string& path) {
   configure_sqlite();
   std::error_code error;
-  if (!fs::exists(path, error)) throw Error("database '" + path + "' does not exist");
+  if (!fs::exists(utf8_path(path), error)) throw Error("database '" + path + "' does not exist");
   std::unique_ptr<SQLite::Database> db;
   try {
     db = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX);

@@ -8,6 +8,7 @@
 
 #include "core/ascii.h"
 #include "core/time_format.h"
+#include "core/utf8_path.h"
 #include "platform/platform.h"
 #include "store/activity_columns.h"
 
@@ -99,7 +100,7 @@ SelfExclusion SelfExclusion::for_database(const std::string& database_path, std:
   SelfExclusion self;
   self.pid = pid;
   std::error_code error;
-  std::string absolute = std::filesystem::weakly_canonical(database_path, error).string();
+  std::string absolute = utf8_name(std::filesystem::weakly_canonical(utf8_path(database_path), error));
   if (error) absolute = database_path;
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) self.paths.push_back(absolute + suffix);
   self.ignore_case = file_names_ignore_case;

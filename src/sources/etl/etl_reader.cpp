@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/text.h"
 #include "core/time_format.h"
+#include "core/utf8_path.h"
 #include "sources/etl/xpress.h"
 
 namespace etwaudit {
@@ -135,11 +136,6 @@ std::string hex(std::uint64_t value) {
   return text;
 }
 
-std::string display(const std::filesystem::path& path) {
-  const auto text = path.u8string();
-  return std::string(text.begin(), text.end());
-}
-
 std::int64_t add_clamped(std::int64_t a, std::int64_t b) noexcept {
   if (b > 0 && a > int64_max - b) return int64_max;
   if (b < 0 && a < int64_min - b) return int64_min;
@@ -196,7 +192,7 @@ bool is_system_type(std::uint8_t type) {
 
 EtlReader::EtlReader(const std::filesystem::path& path, OnMalformedBuffer on_malformed)
     : m_path(path), m_on_malformed(on_malformed) {
-  const std::string name = display(path);
+  const std::string name = utf8_name(path);
   // Only a regular file is read: opening a FIFO would wait for a writer
   // forever, and a device such as /dev/zero never ends.
   std::error_code ignored;
@@ -225,7 +221,7 @@ EtlReader::EtlReader(std::span<const std::uint8_t> bytes, const std::filesystem:
 
 void EtlReader::open_trace() {
   if (m_file_size < buffer_header_size) {
-    throw Error("cannot read ETL file '" + display(m_path) + "': it has " + std::to_string(m_file_size) +
+    throw Error("cannot read ETL file '" + utf8_name(m_path) + "': it has " + std::to_string(m_file_size) +
                 " bytes, too few for a buffer header; is it an .etl file?");
   }
   read_logfile_header();
@@ -250,7 +246,7 @@ void EtlReader::read_at(std::uint64_t at, std::uint8_t* into, std::size_t count)
 }
 
 void EtlReader::fail(const std::string& what, bool fatal) const {
-  throw MalformedEtl("cannot read ETL file '" + display(m_path) + "': buffer " + std::to_string(m_buffer_index) +
+  throw MalformedEtl("cannot read ETL file '" + utf8_name(m_path) + "': buffer " + std::to_string(m_buffer_index) +
                          " at offset " + hex(m_buffer_offset) + ": " + what,
                      fatal);
 }
@@ -371,7 +367,7 @@ bool EtlReader::load_next_buffer() {
 }
 
 void EtlReader::read_logfile_header() {
-  const std::string name = display(m_path);
+  const std::string name = utf8_name(m_path);
   try {
     if (!load_next_buffer()) throw Error("cannot read ETL file '" + name + "': its first buffer header is all zero");
   } catch (const MalformedEtl& error) {

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/utf8_path.h"
 
 namespace etwaudit {
 
@@ -23,8 +24,9 @@ void EtlSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats& 
   m_stats = &stats;
   try {
     std::error_code error;
-    m_bytes_total = std::filesystem::file_size(m_path, error);
-    EtlReader reader(m_path, m_on_bad_input == OnBadInput::skip ? OnMalformedBuffer::skip : OnMalformedBuffer::stop);
+    m_bytes_total = std::filesystem::file_size(utf8_path(m_path), error);
+    EtlReader reader(utf8_path(m_path),
+                     m_on_bad_input == OnBadInput::skip ? OnMalformedBuffer::skip : OnMalformedBuffer::stop);
     m_header = reader.header();
     EtwDecoder decoder(catalog, *this);
     RawRecord record;
