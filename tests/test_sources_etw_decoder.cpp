@@ -89,14 +89,23 @@ Record manifest(const Guid& provider, std::uint16_t id, std::uint8_t version, st
 
 constexpr std::uint64_t filetime_of_base_time = static_cast<std::uint64_t>(base_time / 100) + 116444736000000000ull;
 
-// Kernel-Process ProcessStart (1) v0-v2.
+// Kernel-Process ProcessStart (1): v0-v2; from v3 with sequence numbers,
+// elevation and a MandatoryLabel SID (S-1-16-8192, medium); v4 adds
+// SecurityMitigations, and v5 stands for a later version with more at the end.
 std::vector<std::uint8_t> kernel_process_start(int version, std::uint32_t pid, std::uint64_t create_time,
                                                std::u16string_view image) {
   PayloadBuilder b(8);
-  b.u32(pid).u64(create_time).u32(600).u32(1);
-  if (version >= 1) b.u32(0);  // Flags
+  if (version >= 3) {
+    b.u32(pid).u64(0x1234).u64(create_time).u32(600).u64(0x1200).u32(1).u32(0).u32(3).u32(0);
+    b.u8(1).u8(1).u8(0).u8(0).u8(0).u8(0).u8(0).u8(16).u32(8192);
+  } else {
+    b.u32(pid).u64(create_time).u32(600).u32(1);
+    if (version >= 1) b.u32(0);  // Flags
+  }
   b.utf16(image);
-  if (version == 2) b.u32(0xabcd).u32(0x5f000000).utf16(u"").utf16(u"");
+  if (version >= 2) b.u32(0xabcd).u32(0x5f000000).utf16(u"").utf16(u"");
+  if (version >= 4) b.u32(0);     // SecurityMitigations
+  if (version >= 5) b.u64(0x77);  // what a later version adds
   return b.bytes;
 }
 
@@ -754,7 +763,7 @@ TEST_CASE("Kernel-Process start and stop give a process its NT image path and cr
   Harness h;
   const std::u16string devenv =
       u"\\Device\\HarddiskVolume2\\Program Files (x86)\\Microsoft Visual Studio 10.0\\Common7\\IDE\\devenv.exe";
-  for (int version : {0, 1, 2}) {
+  for (int version : {0, 1, 2, 3, 4, 5}) {
     h.decode(manifest(known_guid::kernel_process, 1, version, 8,
                       kernel_process_start(version, 5864 + version, filetime_of_base_time, devenv)));
   }
@@ -764,18 +773,20 @@ TEST_CASE("Kernel-Process start and stop give a process its NT image path and cr
   }
   // A stop of a known process names nothing new.
   h.decode(manifest(known_guid::kernel_process, 2, 1, 8, kernel_process_stop(1, 5864, filetime_of_base_time, "x")));
-  CHECK(h.stats().processes == 6);
+  CHECK(h.stats().processes == 9);
   CHECK(h.stats().malformed == 0);
-  REQUIRE(h.catalog.process_count() == 6);
-  for (std::uint32_t id = 1; id <= 3; ++id) {
+  CHECK(h.stats().newer_versions == 1);
+  REQUIRE(h.catalog.process_count() == 9);
+  for (std::uint32_t id = 1; id <= 6; ++id) {
     const ProcessInfo info = h.catalog.process(id);
     CHECK(info.pid == 5863 + id);
     CHECK(info.start_time == base_time);
+    CHECK(info.parent_pid == 600);
     CHECK(info.image ==
           "\\Device\\HarddiskVolume2\\Program Files (x86)\\Microsoft Visual Studio 10.0\\Common7\\IDE\\devenv.exe");
   }
-  CHECK(h.catalog.process(4).image == "SearchProtocolHost.exe");
-  CHECK(h.catalog.process(5).pid == 7001);
+  CHECK(h.catalog.process(7).image == "SearchProtocolHost.exe");
+  CHECK(h.catalog.process(8).pid == 7001);
 
   // ThreadStart and ThreadStop keep the thread map.
   for (int version : {0, 1}) {
@@ -920,7 +931,7 @@ TEST_CASE("unknown providers, events and versions are counted and never decoded"
   h.decode(classic(known_guid::thread, 36, 3, 8, v3_read));          // CSwitch
   h.decode(classic(known_guid::thread, 1, 5, 8, v3_read));           // Thread v5
   h.decode(manifest(known_guid::kernel_process, 5, 0, 8, v3_read));  // ImageLoad
-  h.decode(manifest(known_guid::kernel_process, 1, 3, 8, v3_read));  // ProcessStart v3
+  h.decode(manifest(known_guid::kernel_process, 2, 2, 8, v3_read));  // ProcessStop v2
   h.decode(classic(known_guid::perf_info, 46, 2, 8, v3_read));       // a sampled profile
   CHECK(h.stats().records == 16);
   CHECK(h.stats().unknown == 16);
@@ -928,6 +939,23 @@ TEST_CASE("unknown providers, events and versions are counted and never decoded"
   CHECK(h.events.empty());
   CHECK(h.catalog.path_count() == 1);
   CHECK(h.catalog.process_count() == 1);
+}
+
+TEST_CASE("kernel Process records of a version above 4 are read with the v4 layout", "[etw]") {
+  const std::size_t p = GENERATE(4, 8);
+  CAPTURE(p);
+  for (Sid sid : {Sid::present, Sid::absent_in_4_bytes}) {
+    Harness h;
+    auto v5 = process_event(p, 4, 4242, "notepad.exe", u"notepad notes.txt", sid);
+    for (int i = 0; i < 12; ++i) v5.push_back(0xee);  // what the later version adds
+    h.decode(classic(known_guid::process, 1, 5, p, v5, {4242, 4243, base_time}));
+    CHECK(h.stats().processes == 1);
+    CHECK(h.stats().newer_versions == 1);
+    CHECK(h.stats().malformed == 0);
+    REQUIRE(h.catalog.process_count() == 2);
+    CHECK(h.catalog.process(1).image == "notepad.exe");
+    CHECK(h.catalog.process(1).command_line == "notepad notes.txt");
+  }
 }
 
 TEST_CASE("FileIo records of a version above 3 are read with the v3 layout, length-checked", "[etw]") {
@@ -1002,7 +1030,7 @@ TEST_CASE("every truncated payload of every kind is counted as malformed and del
   }
   kinds.push_back(manifest(known_guid::kernel_file, 10, 0, p, name_event(p, io.file_key, notes)));
   kinds.push_back(manifest(known_guid::kernel_file, 24, 0, p, operation_end(p, io)));
-  for (int version : {0, 1, 2}) {
+  for (int version : {0, 1, 2, 3, 4}) {
     kinds.push_back(manifest(known_guid::kernel_process, 1, version, 8,
                              kernel_process_start(version, 9, filetime_of_base_time, u"\\Device\\x.exe")));
   }
@@ -1348,6 +1376,30 @@ TEST_CASE("after a rename, the file's key gives up its old name: the next open's
     CHECK(h.path(h.events[0]) == notes_utf8);    // the rename is of the old name
     CHECK(h.path(h.events[2]) == renamed_utf8);  // what follows, of the new one
   }
+}
+
+TEST_CASE("paging I/O is kept apart from the reads and writes of programs", "[etw]") {
+  const std::size_t p = GENERATE(4, 8);
+  CAPTURE(p);
+  Harness h;
+  Io io = on_file_a(p);
+  io.name = notes;
+  h.decode(classic(known_guid::file_io, 64, 3, p, create(p, Layout::thread_u32, io)));
+  io.size = 4096;
+  // A program's write, the lazy writer's (IRP_PAGING_IO | IRP_NOCACHE), a
+  // mapped page's read (IRP_PAGING_IO | IRP_SYNCHRONOUS_PAGING_IO), in
+  // FileIo v3 and Kernel-File v1.
+  for (const std::uint32_t flags : {0x60900u, 0x3u, 0x43u}) {
+    io.io_flags = flags;
+    h.decode(classic(known_guid::file_io, flags == 0x43u ? 67 : 68, 3, p, read_write(p, Layout::thread_u32, io)));
+  }
+  io.io_flags = 0x40;
+  h.decode(manifest(known_guid::kernel_file, 16, 1, p, read_write(p, Layout::thread_u32, io, true)));
+  std::string ops;
+  for (const FileEvent& event : h.events)
+    ops += std::string(ops.empty() ? "" : ", ") + std::string(op_name(event.op)) + " " + std::to_string(event.size);
+  CHECK(ops == "open -1, write 4096, paging_write 4096, paging_read 4096, paging_write 4096");
+  CHECK(h.stats().paging_io == 3);
 }
 
 TEST_CASE("a rename whose RenamePath names another file is a row under each name, each naming both", "[etw]") {

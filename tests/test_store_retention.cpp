@@ -366,6 +366,10 @@ TEST_CASE("a schema v4 database, which counted failed operations as the others, 
         "DELETE FROM ops WHERE op = 13; ALTER TABLE activity DROP COLUMN overwrites; "
         "ALTER TABLE hour_totals DROP COLUMN overwrites");  // (schema v12)
     db.exec("DROP TABLE renames");                          // (schema v13)
+    db.exec("DELETE FROM ops WHERE op IN (14, 15)");        // (schema v14)
+    for (const char* table : {"activity", "hour_totals"})
+      for (const char* column : {"paging_reads", "paging_read_bytes", "paging_writes", "paging_write_bytes"})
+        db.exec(std::string("ALTER TABLE ") + table + " DROP COLUMN " + column);
     db.exec("PRAGMA user_version = 4");
     REQUIRE(db.execAndGet("SELECT sum(events) FROM activity").getInt64() ==
             db.execAndGet("SELECT sum(coalesce(count, 1)) FROM events").getInt64());

@@ -60,6 +60,10 @@ void print_summary(std::ostream& out, const std::string& file, const CollectionR
   if (decoded.deletes_on_close)
     out << "  files deleted on close (FILE_DELETE_ON_CLOSE, no delete event of their own) "
         << with_thousands(decoded.deletes_on_close) << "\n";
+  if (decoded.paging_io)
+    out << "  paging I/O (the cache's and memory manager's reads and writes, kept apart as paging_read and "
+           "paging_write) "
+        << with_thousands(decoded.paging_io) << "\n";
   const auto& skipped = source.skipped_kinds();
   if (skipped.empty()) return;
   std::vector<std::pair<std::uint64_t, std::string>> kinds;

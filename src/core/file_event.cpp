@@ -8,8 +8,8 @@ namespace etwaudit {
 namespace {
 
 constexpr std::array<std::string_view, op_count> op_names = {
-    "read",   "write",    "open",  "close",     "cleanup",    "create",      "delete",
-    "rename", "set_info", "flush", "disk_read", "disk_write", "close_write", "overwrite",
+    "read",     "write", "open",      "close",      "cleanup",     "create",    "delete",      "rename",
+    "set_info", "flush", "disk_read", "disk_write", "close_write", "overwrite", "paging_read", "paging_write",
 };
 
 }  // namespace

@@ -29,9 +29,15 @@ enum class Op : std::uint8_t {
   disk_write = 11,
   close_write = 12,
   overwrite = 13,  // an open that replaced or truncated an existing file (Windows)
+  // Windows: reads and writes of paging I/O (IoFlags IRP_PAGING_IO or
+  // IRP_SYNCHRONOUS_PAGING_IO): the cache manager's and the memory manager's
+  // transfers between a file and memory, not a program's own read or write
+  // (whose bytes the lazy writer writes again).
+  paging_read = 14,
+  paging_write = 15,
 };
 
-inline constexpr int op_count = 14;
+inline constexpr int op_count = 16;
 
 // The name stored in the ops table ("read", "delete", ...).
 std::string_view op_name(Op op);

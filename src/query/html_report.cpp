@@ -319,10 +319,10 @@ article { break-inside: avoid; }
 // Colours of the operations, in the ops table's order.
 std::string op_colour(const std::string& op) {
   static const std::map<std::string, std::string> colours = {
-      {"read", "#4e79a7"},        {"write", "#e15759"},    {"open", "#76b7b2"},      {"close", "#bab0ac"},
-      {"cleanup", "#9c755f"},     {"create", "#59a14f"},   {"delete", "#b07aa1"},    {"rename", "#edc948"},
-      {"set_info", "#ff9da7"},    {"flush", "#8cd17d"},    {"disk_read", "#2b5d8a"}, {"disk_write", "#a8322f"},
-      {"close_write", "#f28e2b"}, {"overwrite", "#d37295"}};
+      {"read", "#4e79a7"},        {"write", "#e15759"},     {"open", "#76b7b2"},        {"close", "#bab0ac"},
+      {"cleanup", "#9c755f"},     {"create", "#59a14f"},    {"delete", "#b07aa1"},      {"rename", "#edc948"},
+      {"set_info", "#ff9da7"},    {"flush", "#8cd17d"},     {"disk_read", "#2b5d8a"},   {"disk_write", "#a8322f"},
+      {"close_write", "#f28e2b"}, {"overwrite", "#d37295"}, {"paging_read", "#a0cbe8"}, {"paging_write", "#ff9d9a"}};
   const auto found = colours.find(op);
   return found == colours.end() ? "#888888" : found->second;
 }

@@ -30,6 +30,8 @@ inline constexpr ActivityColumns activity_columns[op_count] = {
     {Op::disk_write, "disk_writes", "disk_write_bytes"},
     {Op::close_write, "close_writes", nullptr},
     {Op::overwrite, "overwrites", nullptr},
+    {Op::paging_read, "paging_reads", "paging_read_bytes"},
+    {Op::paging_write, "paging_writes", "paging_write_bytes"},
 };
 
 namespace detail {

@@ -57,6 +57,7 @@ struct Io {
   std::uint32_t thread = 0;
   std::uint32_t size = 0;
   std::uint32_t info_class = 0;
+  std::uint32_t io_flags = 0x60900;           // Read/Write IoFlags (no paging bits)
   std::uint32_t create_options = 0x01000060;  // (CreateDisposition << 24) | CreateOptions
   std::u16string name;
 };
@@ -76,7 +77,7 @@ inline std::vector<std::uint8_t> read_write(std::size_t p, Layout layout, const 
   PayloadBuilder b(p);
   b.u64(io.offset);
   irp_and_pointers(b, layout, io, {io.file_object, io.file_key});
-  b.u32(io.size).u32(0x60900);  // IoSize, IoFlags
+  b.u32(io.size).u32(io.io_flags);  // IoSize, IoFlags
   if (extra_flags) b.u32(0);
   return b.bytes;
 }

@@ -308,7 +308,7 @@ void EtwDecoder::complete(std::uint64_t irp, std::uint64_t extra_info, std::uint
   // to the file: FILE_CREATED (2) a new file, FILE_SUPERSEDED (0) or
   // FILE_OVERWRITTEN (3) an existing one replaced or cut to nothing.
   constexpr std::uint64_t file_superseded = 0, file_created = 2, file_overwritten = 3;
-  if (event.op == Op::read || event.op == Op::write)
+  if (event.op == Op::read || event.op == Op::write || event.op == Op::paging_read || event.op == Op::paging_write)
     event.size = static_cast<std::int64_t>(std::min<std::uint64_t>(extra_info, INT64_MAX));
   else if (event.op == Op::open && !event.status && extra_info == file_created)
     event.op = Op::create;
@@ -536,6 +536,14 @@ void EtwDecoder::decode_operation(const RawRecord& record, const FileLayout& lay
       if (fold_into_partner(fields.irp, fields.file_object, op, true)) return;
       break;
     case Action::deliver: break;
+  }
+  // Paging I/O (IoFlags IRP_PAGING_IO 0x2, IRP_SYNCHRONOUS_PAGING_IO 0x40):
+  // the lazy writer's and the memory manager's transfers, not a program's
+  // read or write (sql/0014_paging_io.sql).
+  constexpr std::uint32_t paging_flags = 0x2 | 0x40;
+  if ((op == Op::read || op == Op::write) && layout.byte_offset && (fields.numbers[1] & paging_flags)) {
+    op = op == Op::read ? Op::paging_read : Op::paging_write;
+    ++m_stats.paging_io;
   }
   const std::uint32_t path = file_path(fields.file_key, fields.file_object);
   const bool sized = layout.byte_offset;

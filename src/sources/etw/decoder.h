@@ -104,6 +104,7 @@ struct DecoderStats {
   std::uint64_t counted_only = 0;  // operation records decoded but not delivered (DirEnum, QueryInfo, FSControl, ...)
   std::uint64_t duplicates = 0;    // delete/rename records folded into their partner of the same IRP
   std::uint64_t deletes_on_close = 0;  // deletes delivered at the Cleanup of a delete-on-close file object
+  std::uint64_t paging_io = 0;         // reads and writes of paging I/O, delivered as paging_read/paging_write
   std::uint64_t disk_events = 0;       // DiskIo reads and writes delivered
   std::uint64_t names = 0;          // name records decoded (Name, FileCreate, FileDelete, FileRundown, NameCreate, ...)
   std::uint64_t rundown_names = 0;  // of which FileRundown (FileIo opcode 36)
@@ -112,7 +113,8 @@ struct DecoderStats {
   std::uint64_t looked_up = 0;      // processes the ProcessLookup named or completed
   std::uint64_t lost_markers = 0;   // RTLostEvent / RTLostBuffer / RTLostFile markers
   std::uint64_t unknown = 0;        // records of a provider, event or version the decoder does not decode
-  std::uint64_t newer_versions = 0;  // FileIo records of a version above 3, read with the v3 layout
+  std::uint64_t newer_versions = 0;  // records of a version above the newest known (FileIo 3, Process 4, Kernel-Process
+                                     // ProcessStart 4), read with its layout
   std::uint64_t malformed = 0;       // records of a known kind with a short or broken payload
   std::uint64_t unresolved = 0;      // delivered events whose file name was not known when delivered
   std::uint64_t system_assumed = 0;  // events without a process id whose thread no event or lookup placed: System (4)

@@ -53,13 +53,17 @@ std::string_view well_known_account(std::string_view sid) {
 void EtwDecoder::decode_process(const RawRecord& record) {
   constexpr std::uint8_t start = 1, end = 2, rundown_end = 4;  // 3 is the rundown start (DCStart)
   const std::uint8_t version = record.version;
-  if (record.opcode < start || record.opcode > rundown_end || (version != 3 && version != 4)) {
+  if (record.opcode < start || record.opcode > rundown_end || version < 3) {
     ++m_stats.unknown;
     return;
   }
+  // Versions above 4 are read as 4, with what they add at the end left
+  // unread (as TraceEvent does).
+  const bool newer = version > 4;
+  if (newer) ++m_stats.newer_versions;
   const Payload payload(record);
   const std::size_t pointer = payload.pointer_size();
-  const std::size_t sid_at = 2 * pointer + 16 + (version == 4 ? 4 : 0);
+  const std::size_t sid_at = 2 * pointer + 16 + (version >= 4 ? 4 : 0);
   std::uint32_t pid = 0, sid_low = 0;
   if (!payload.u32(pointer, pid) || !payload.u32(sid_at, sid_low)) {
     ++m_stats.malformed;
@@ -72,8 +76,10 @@ void EtwDecoder::decode_process(const RawRecord& record) {
   std::uint64_t sid_pointer = 0;
   std::uint8_t sub_authorities = 0;
   bool sid_candidate = false;  // candidates[0] follows a SID
-  if (payload.pointer(sid_at, sid_pointer) && sid_pointer != 0 && payload.has(sid_at + 2 * pointer, 8) &&
-      payload.u8(sid_at + 2 * pointer + 1, sub_authorities)) {
+  // (A later version's end cannot tell the two apart: there a zero low half
+  // is an absent SID, as no SID pointer has one.)
+  if (payload.pointer(sid_at, sid_pointer) && sid_pointer != 0 && !(newer && sid_low == 0) &&
+      payload.has(sid_at + 2 * pointer, 8) && payload.u8(sid_at + 2 * pointer + 1, sub_authorities)) {
     candidates[candidate_count++] = sid_at + 2 * pointer + 8 + 4 * std::size_t{sub_authorities};
     sid_candidate = true;
   }
@@ -90,10 +96,10 @@ void EtwDecoder::decode_process(const RawRecord& record) {
     std::span<const std::uint8_t> ignored;
     std::size_t at = 0;
     found = payload.ansi(candidates[i], image, at) && payload.utf16(at, command_line, at);
-    if (version == 4) found = found && payload.utf16(at, ignored, at) && payload.utf16(at, ignored, at);
+    if (version >= 4) found = found && payload.utf16(at, ignored, at) && payload.utf16(at, ignored, at);
     // Misreading an absent pointer-sized SID as 4 bytes starts the image at
     // a zero byte; a process always has an image name.
-    found = found && at == payload.size() && !image.empty();
+    found = found && (newer ? at <= payload.size() : at == payload.size()) && !image.empty();
   }
   if (!found) {
     ++m_stats.malformed;
@@ -136,25 +142,45 @@ void EtwDecoder::decode_kernel_process(const RawRecord& record) {
   const std::uint8_t version = record.version;
   switch (record.event_id) {
     case process_start: {
-      if (version > 2) break;
-      std::uint32_t pid = 0;
+      // v0-v2: ProcessID, CreateTime, ParentProcessID, SessionID, [Flags,]
+      // ImageName. v3 on (Windows 10 and 11): ProcessSequenceNumber after the
+      // ProcessID and ParentProcessSequenceNumber after the parent, then
+      // SessionID, Flags, two elevation u32, the MandatoryLabel SID (8 + 4
+      // bytes a sub-authority), ImageName; v4 adds SecurityMitigations at
+      // the end, and later versions are read as v4 (doc/etw-format.md §4.7).
+      const bool sequenced = version >= 3;
+      if (version > 4) ++m_stats.newer_versions;
+      std::uint32_t pid = 0, parent = 0;
       std::uint64_t create_time = 0;
+      std::uint8_t sub_authorities = 0;
       std::span<const std::uint8_t> image;
       std::size_t end = 0;
-      bool ok = payload.u32(0, pid) && payload.u64(4, create_time) && payload.utf16(version == 0 ? 20 : 24, image, end);
-      if (version == 2) {
+      bool ok = payload.u32(0, pid) && payload.u64(sequenced ? 12 : 4, create_time) &&
+                payload.u32(sequenced ? 20 : 12, parent);
+      const std::size_t label_at = 48;
+      const std::size_t image_at = !sequenced ? (version == 0 ? 20 : 24)
+                                   : ok && payload.u8(label_at + 1, sub_authorities)
+                                       ? label_at + 8 + 4 * std::size_t{sub_authorities}
+                                       : 0;
+      ok = ok && image_at != 0 && payload.has(label_at, sequenced ? image_at - label_at : 0) &&
+           payload.utf16(image_at, image, end);
+      if (version >= 2) {
         // ImageChecksum, TimeDateStamp, PackageFullName, PackageRelativeAppId.
         std::span<const std::uint8_t> ignored;
         ok = ok && payload.has(end, 8) && payload.utf16(end + 8, ignored, end) && payload.utf16(end, ignored, end);
       }
+      if (version >= 4) ok = ok && payload.has(end, 4);  // SecurityMitigations
       if (!ok) {
         ++m_stats.malformed;
         return;
       }
       ++m_stats.processes;
-      m_image.clear();
-      append_utf8_from_utf16le(image.data(), image.size(), m_image);
-      m_process_ids.set(pid, m_catalog.intern_process(pid, unix_ns_from_filetime(create_time), m_image));
+      ProcessInfo info;
+      info.pid = pid;
+      info.parent_pid = parent;
+      info.start_time = unix_ns_from_filetime(create_time);
+      append_utf8_from_utf16le(image.data(), image.size(), info.image);
+      m_process_ids.set(pid, m_catalog.intern_process(info));
       return;
     }
     case process_stop: {
