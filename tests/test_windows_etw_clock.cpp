@@ -50,7 +50,8 @@ TEST_CASE("counter values convert at the counter's frequency, before and after t
   CHECK(std::llabs(clock.unix_ns(base + frequency / 2) - clock.unix_ns(base) - 500'000'000) <= tick_ns);
 }
 
-TEST_CASE("raw timestamps are converted as counter values only when the log file header says so", "[windows][etw]") {
+TEST_CASE("raw timestamps are converted as counter values when the log file header says so, or says nothing",
+          "[windows][etw]") {
   TRACE_LOGFILE_HEADER header{};
   header.ReservedFlags = 1;  // the session's clock: the performance counter
   header.PerfFreq.QuadPart = counter_frequency();
@@ -65,4 +66,8 @@ TEST_CASE("raw timestamps are converted as counter values only when the log file
   }
   header.ReservedFlags = 1;
   CHECK_FALSE(raw_timestamps_are_qpc(header, 0));
+  // A real-time header that says nothing: the clock our session asked for.
+  header.ReservedFlags = 0;
+  header.PerfFreq.QuadPart = 0;
+  CHECK(raw_timestamps_are_qpc(header, counter_frequency()));
 }

@@ -70,3 +70,44 @@ TEST_CASE("each session name has a GUID of its own, the same in any case", "[win
     CHECK_NOTHROW(session.start());
   }
 }
+
+TEST_CASE("only a session etwaudit left behind is taken for stale; another program's never is", "[windows][etw]") {
+  EVENT_TRACE_PROPERTIES left{};
+  left.LogFileMode = EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_SYSTEM_LOGGER_MODE | EVENT_TRACE_INDEPENDENT_SESSION_MODE;
+  left.EnableFlags = etwaudit_enable_flags();
+  left.Wnode.Guid = session_guid(L"etwaudit");
+  CHECK(is_left_etwaudit_session(left, L"etwaudit"));
+  CHECK(is_left_etwaudit_session(left, L"ETWAUDIT"));
+  // A query that reports no GUID is judged by the mode and flags alone.
+  EVENT_TRACE_PROPERTIES no_guid = left;
+  no_guid.Wnode.Guid = GUID{};
+  CHECK(is_left_etwaudit_session(no_guid, L"etwaudit"));
+
+  // An event log channel's session (--etw-session EventLog-System): no
+  // system logger, no kernel file flags.
+  EVENT_TRACE_PROPERTIES channel{};
+  channel.LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
+  channel.Wnode.Guid = GUID{0x12345678, 0x1234, 0x1234, {1, 2, 3, 4, 5, 6, 7, 8}};
+  CHECK_FALSE(is_left_etwaudit_session(channel, L"EventLog-System"));
+  // Another tool's kernel session of the same name: its own GUID.
+  EVENT_TRACE_PROPERTIES other = left;
+  other.Wnode.Guid = channel.Wnode.Guid;
+  CHECK_FALSE(is_left_etwaudit_session(other, L"etwaudit"));
+  // A system logger without the file events.
+  EVENT_TRACE_PROPERTIES no_files = left;
+  no_files.EnableFlags = EVENT_TRACE_FLAG_PROCESS;
+  CHECK_FALSE(is_left_etwaudit_session(no_files, L"etwaudit"));
+  // Written to a file rather than read live.
+  EVENT_TRACE_PROPERTIES to_file = left;
+  to_file.LogFileMode = EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_SYSTEM_LOGGER_MODE;
+  CHECK_FALSE(is_left_etwaudit_session(to_file, L"etwaudit"));
+}
+
+TEST_CASE("when every system-logger slot is taken, the message names the sessions that hold them", "[windows][etw]") {
+  CHECK(slots_full_message("the ETW session 'etwaudit'", {L"SenseNdr", L"Circular Kernel Context Logger"}) ==
+        "cannot start the ETW session 'etwaudit': every system-logger slot of this Windows is taken (it runs at most "
+        "8 such sessions); these hold them: SenseNdr, Circular Kernel Context Logger. Stop one that is not needed "
+        "(logman stop NAME -ets) and start etwaudit again");
+  // Listing them never fails, whatever this Windows (or Wine) has running.
+  CHECK_NOTHROW(system_logger_sessions());
+}

@@ -210,16 +210,26 @@ int run_collect(CollectRequest& request) {
   const std::string& db_path = request.db_path;
   CollectionOptions& collection = request.collection;
   EventSource& source = *request.source;
+  // The database is opened (and migrated) and the stop handlers installed
+  // before the source starts: a live session that waited for a migration
+  // would lose events, and Ctrl+C before the handlers would leave it running.
   WriteDatabase database(db_path);
+  install_stop_handlers();
+  try {
+    source.start();
+  } catch (...) {
+    database.close_and_remove_if_created();  // a source that cannot start leaves nothing behind
+    throw;
+  }
   Catalog catalog;
   RunStats stats;
   EventWriter writer(database.db(), catalog, SelfExclusion::for_database(db_path, source.is_live() ? current_pid() : 0),
                      source.device_map());
   writer.set_filter(std::move(request.filter));
   writer.begin_run(source.description(), host_name(), current_pid(), source.is_live());
+  if (const std::string clock = source.clock(); !clock.empty()) writer.set_run_clock(clock);
   if (collection.retention.enabled()) Pruner(database.db()).record_policy(collection.retention);
 
-  install_stop_handlers();
   collection.stop_requested = stop_requested;
   const bool show_status = !request.quiet && stderr_is_terminal();
   std::uint64_t last_received = 0;

@@ -21,6 +21,14 @@ class EventSource {
  public:
   virtual ~EventSource() = default;
 
+  // Starts taking events (a live session), once the database is ready and
+  // the stop handlers are in place, so that nothing the source sees waits
+  // for a migration. Throws Error when it cannot. Most sources start in run().
+  virtual void start() {}
+  // After start(): the clock the event times come from, as the run records
+  // it ("qpc", "etw"), or empty when the source has no choice of clock.
+  virtual std::string clock() const { return {}; }
+
   // How the run record names it: "replay:events.jsonl", "etw", ...
   virtual std::string description() const = 0;
   // True when events come from this machine as they happen; the collector then

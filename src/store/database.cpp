@@ -175,6 +175,14 @@ WriteDatabase::WriteDatabase(const std::string& path) : m_path(path) {
     if (!existed) remove_database_files(path);
     throw;
   }
+  m_created = !existed;
+}
+
+void WriteDatabase::close_and_remove_if_created() noexcept {
+  m_db.reset();
+  m_lock.unlock();
+  if (m_created) remove_database_files(m_path);
+  m_created = false;
 }
 
 std::unique_ptr<SQLite::Database> open_for_maintenance(const std::string& path, int busy_timeout_ms) {

@@ -46,8 +46,13 @@ class WriteDatabase {
 
   SQLite::Database& db() { return *m_db; }
   const std::string& path() const { return m_path; }
+  // Closes the database and, when this object created the file, removes it
+  // again: for a collector whose source cannot start, which then leaves
+  // nothing behind. db() is unusable afterwards.
+  void close_and_remove_if_created() noexcept;
 
  private:
+  bool m_created = false;  // this object made the file
   std::string m_path;
   WriterLock m_lock;  // released after the connection closes
   std::unique_ptr<SQLite::Database> m_db;

@@ -207,6 +207,13 @@ void EventWriter::begin_run(const std::string& source, const std::string& host, 
   transaction.commit();
 }
 
+void EventWriter::set_run_clock(const std::string& clock) {
+  SQLite::Statement update(m_db, "UPDATE collector_runs SET clock = ? WHERE run_id = ?");
+  update.bind(1, clock);
+  update.bind(2, m_run_id);
+  update.exec();
+}
+
 std::pair<std::string, std::string> EventWriter::file_columns(const std::string& name) const {
   const bool nt = name.rfind("\\Device\\", 0) == 0 || name.rfind("\\??\\", 0) == 0;
   if (!nt) return {name, std::string()};

@@ -74,6 +74,8 @@ class EventWriter {
   // collector_pid is the pid of the process doing the collecting (0: not recorded).
   // live: the events happen on this host as we record them (not from a file);
   // input_hash: the fingerprint of the file read, if any.
+  // Records in the current run which clock timed its events (sql/0015).
+  void set_run_clock(const std::string& clock);
   void begin_run(const std::string& source, const std::string& host, std::uint32_t collector_pid = 0, bool live = false,
                  const std::string& input_hash = {});
   // Writes batch (sorted in place by time) and the run counters in stats in one

@@ -35,7 +35,11 @@ std::int64_t qpc_frequency() noexcept {
 }
 
 bool raw_timestamps_are_qpc(const TRACE_LOGFILE_HEADER& header, std::int64_t frequency) noexcept {
-  return header.ReservedFlags == 1 && frequency > 0 && header.PerfFreq.QuadPart == frequency;
+  if (frequency <= 0) return false;
+  // A real-time consumer's header may say nothing (both 0): then the clock
+  // is the one our session was started with, the counter (ClientContext 1).
+  if (header.ReservedFlags == 0 && header.PerfFreq.QuadPart == 0) return true;
+  return header.ReservedFlags == 1 && header.PerfFreq.QuadPart == frequency;
 }
 
 QpcClock::QpcClock() noexcept {

@@ -13,10 +13,12 @@
 //
 // reanchor() on one thread, unix_ns() on another: a sequence lock, no waits.
 //
-// The raw values are counter ticks only when the consumer's log file header
-// says so: ReservedFlags (the session's clock type, its Wnode.ClientContext)
-// 1, and PerfFreq this machine's counter frequency. A session that ETW gave
-// another clock is read with ETW's own conversion instead (EtwSession::open).
+// The raw values are counter ticks when the consumer's log file header says
+// so: ReservedFlags (the session's clock type, its Wnode.ClientContext) 1,
+// and PerfFreq this machine's counter frequency; or when it says nothing
+// (both 0, as a real-time header may), since our session asked for the
+// counter. A session that ETW gave another clock is read with ETW's own
+// conversion instead (EtwSession::open); the run records which (clock).
 
 #include <windows.h>
 // clang-format off: evntrace.h needs windows.h first.

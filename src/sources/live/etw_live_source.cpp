@@ -20,6 +20,11 @@ constexpr std::chrono::seconds poll_interval{1};
 // How often run() reloads the drives even when no letter came or went: a
 // volume can move to another folder or letter without changing the set.
 constexpr std::chrono::seconds device_map_reload_interval{60};
+// The records waiting for the decoder, at most (sources/etw/record_buffer.h):
+// a few hundred thousand, seconds of a busy machine's events.
+constexpr std::size_t record_buffer_bytes = std::size_t{32} << 20;
+// How long the decoder waits for records before it looks again.
+constexpr std::chrono::milliseconds decode_wait{100};
 // How long run() lets ProcessTrace deliver what the stopped session still
 // writes before it closes the consumer: ProcessTrace returns a few seconds
 // after the session stops, at most.
@@ -53,11 +58,28 @@ void EtwEventPipeline::deliver(const FileEvent& event) {
 EtwLiveSource::EtwLiveSource(EtwSessionOptions options)
     : EtwLiveSource(std::make_unique<EtwSession>(std::move(options))) {}
 
-EtwLiveSource::EtwLiveSource(std::unique_ptr<TraceSession> session) : m_session(std::move(session)) {
+EtwLiveSource::EtwLiveSource(std::unique_ptr<TraceSession> session, std::unique_ptr<ProcessLookup> processes)
+    : m_processes(processes ? std::move(processes) : std::make_unique<RunningProcesses>()),
+      m_session(std::move(session)),
+      m_records(record_buffer_bytes) {
   m_device_map.set_loader(query_dos_devices, device_map_miss_interval);
+}
+
+void EtwLiveSource::start() {
   m_session->start();
   m_session->open(etw_event_record_callback, static_cast<EtwRecordHandler*>(this));
   m_qpc_timestamps = m_session->raw_qpc_timestamps();
+  m_started = true;
+  std::string buffers;
+  if (const auto counters = m_session->query(); counters && counters->buffers > 0)
+    buffers =
+        ", " + std::to_string(counters->buffers) + " buffers of " + std::to_string(counters->buffer_size_kb) + " KB";
+  m_warn("ETW session '" + to_utf8(m_session->name()) + "'" + buffers + ", event times from " +
+         (m_qpc_timestamps ? "the performance counter" : "ETW's clock conversion"));
+}
+
+std::string EtwLiveSource::clock() const {
+  return !m_started ? "" : m_qpc_timestamps ? "qpc" : "etw";
 }
 
 EtwLiveSource::~EtwLiveSource() {
@@ -65,10 +87,10 @@ EtwLiveSource::~EtwLiveSource() {
 }
 
 void EtwLiveSource::on_record(const RawRecord& record) noexcept {
-  if (!m_pipeline) return;
+  // ProcessTrace's thread: a copy for the decoder, and nothing else.
   RawRecord timed = record;
   if (m_qpc_timestamps) timed.time = m_clock.unix_ns(static_cast<std::int64_t>(record.raw_timestamp));
-  m_pipeline->on_record(timed);
+  m_records.push(timed);
 }
 
 void EtwLiveSource::update_lost(RunStats& stats, const std::optional<EtwLossCounters>& counters) {
@@ -77,12 +99,28 @@ void EtwLiveSource::update_lost(RunStats& stats, const std::optional<EtwLossCoun
   // the larger of the two counts, not their sum.
   if (counters) m_session_lost = counters->events_lost + counters->realtime_buffers_lost + counters->log_buffers_lost;
   const std::uint64_t markers = m_pipeline ? m_pipeline->lost_markers() : 0;
-  stats.lost.store(std::max(m_session_lost, markers), std::memory_order_relaxed);
+  // And the records the decoder could not keep up with.
+  stats.lost.store(std::max(m_session_lost, markers) + m_records.dropped(), std::memory_order_relaxed);
 }
 
 void EtwLiveSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats& stats) {
-  EtwEventPipeline pipeline(queue, catalog, stats, &m_processes);
+  if (!m_started) {
+    fail("the ETW session was never started");
+    return;
+  }
+  EtwEventPipeline pipeline(queue, catalog, stats, m_processes.get());
   m_pipeline = &pipeline;
+  // The decoder's thread: what it waits for (naming processes and accounts)
+  // never holds up ProcessTrace's (record_buffer.h).
+  std::atomic<bool> receiving{true};
+  std::thread decoder([&] {
+    const auto decode = [&](const RawRecord& record) { pipeline.on_record(record); };
+    for (;;) {
+      const bool last = !receiving.load();  // then this drain takes what the consumer left
+      m_records.drain(decode, decode_wait);
+      if (last) break;
+    }
+  });
   std::atomic<bool> consumer_done{false};
   unsigned long process_status = ERROR_SUCCESS;
   std::thread consumer([&] {
@@ -127,6 +165,9 @@ void EtwLiveSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSta
   }
   m_session->close_consumer();
   consumer.join();
+  receiving = false;
+  m_records.close();
+  decoder.join();
   pipeline.flush();
   update_lost(stats, m_session->final_counters());
   m_pipeline = nullptr;
@@ -144,7 +185,14 @@ void EtwLiveSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunSta
 
 void EtwLiveSource::request_file_rundown() {
   if (m_stop) return;
-  const std::string refused = m_session->request_file_rundown();
+  // Never the end of the run: without the rundown the files opened before
+  // the start are named by the rundown at the end, or stay unnamed.
+  std::string refused;
+  try {
+    refused = m_session->request_file_rundown();
+  } catch (const std::exception& e) {
+    refused = e.what();
+  }
   if (refused.empty()) return;
   m_warn("warning: no names for files opened before the start (" + refused +
          "); their events stay unresolved until the rundown at the end");
@@ -197,7 +245,7 @@ unsigned number_setting(const LiveSourceRequest& request, const std::string& nam
 }  // namespace
 
 std::vector<LiveSourceSetting> live_source_settings() {
-  const EtwSessionOptions defaults;
+  const EtwSessionOptions defaults = default_session_options();
   return {
       {"etw-session", "name of the ETW session (Windows 8 and later; Windows 7 uses the NT Kernel Logger)",
        to_utf8(defaults.name)},
@@ -211,8 +259,8 @@ std::vector<LiveSourceSetting> live_source_settings() {
 }
 
 std::unique_ptr<EventSource> make_live_source(const LiveSourceRequest& request) {
-  const EtwSessionOptions defaults;
-  EtwSessionOptions options;
+  const EtwSessionOptions defaults = default_session_options();
+  EtwSessionOptions options = defaults;
   if (auto name = request.settings.find("etw-session"); name != request.settings.end() && !name->second.empty())
     options.name = to_wide(name->second.back());
   if (options.name.empty() || options.name.size() > 1024)

@@ -2,9 +2,11 @@
 // EtwLiveSource: `etwaudit collect` on Windows. Events come from a kernel ETW
 // session (etw_session.h) as they happen.
 //
-//   ProcessTrace thread       etw_event_record_callback -> RawRecord ->
-//                             EtwEventPipeline: EtwDecoder -> try_push (drops counted);
-//                             RunningProcesses for processes the session lost
+//   ProcessTrace thread       etw_event_record_callback -> RawRecord -> a copy
+//                             into the RecordBuffer (full: dropped, counted lost)
+//   decoder thread            RecordBuffer -> EtwEventPipeline: EtwDecoder ->
+//                             try_push (drops counted); RunningProcesses for
+//                             processes the session lost, which may wait
 //   run() thread              starts the ProcessTrace thread, asks for the
 //                             file-name rundown, then once a second polls
 //                             ControlTraceW(QUERY) for loss, re-anchors the
@@ -12,15 +14,14 @@
 //                             device map when the drives change (and each minute)
 //   collector thread          DeviceMap::to_dos_path for every new path
 //
-// The session is started and the consumer opened when the source is made,
-// so a machine where ETW cannot work (no rights, Wine) fails before anything
-// is written. stop() wakes run(), which stops the session, lets ProcessTrace
-// deliver what the kernel still writes (its last buffers and the file-name
-// rundown of a stopping session), then closes the consumer. The end of run()
-// and the destructor both stop the session, so it ends on every way out:
-// normal stop, Ctrl+C, console close and shutdown (the console handler waits
-// for the collector), and errors. A session left by a killed process is
-// replaced at the next start.
+// The session is started and the consumer opened by start(), which the
+// collector calls once the database is open and migrated and the stop
+// handlers are in place (a machine where ETW cannot work, no rights or
+// Wine, then fails and the collector removes a database it had just made). stop() wakes run(), which stops the session,
+// lets ProcessTrace deliver what the kernel still writes (its last buffers and the file-name rundown of a stopping
+// session), then closes the consumer. The end of run() and the destructor both stop the session, so it ends on every
+// way out: normal stop, Ctrl+C, console close and shutdown (the console handler waits for the collector), and errors. A
+// session left by a killed process is replaced at the next start.
 
 #include <atomic>
 #include <condition_variable>
@@ -33,6 +34,7 @@
 
 #include "core/device_map.h"
 #include "sources/etw/decoder.h"
+#include "sources/etw/record_buffer.h"
 #include "sources/event_source.h"
 #include "sources/live/etw_callback.h"
 #include "sources/live/etw_clock.h"
@@ -71,12 +73,18 @@ class EtwEventPipeline final : public EtwRecordHandler, private FileEventSink {
 
 class EtwLiveSource final : public EventSource, private EtwRecordHandler {
  public:
-  // Loads the drive map, starts the session and opens its consumer. Throws
-  // Error naming the failing call.
+  // Prepares the drive map; the session starts in start().
   explicit EtwLiveSource(EtwSessionOptions options);
-  // The same with another session (tests).
-  explicit EtwLiveSource(std::unique_ptr<TraceSession> session);
+  // The same with another session, and another ProcessLookup than the
+  // running system's (tests).
+  explicit EtwLiveSource(std::unique_ptr<TraceSession> session, std::unique_ptr<ProcessLookup> processes = nullptr);
   ~EtwLiveSource() override;
+
+  // Starts the session and opens its consumer. Throws Error naming the
+  // failing call.
+  void start() override;
+  // "qpc" (our conversion of the counter) or "etw" (ETW's), once started.
+  std::string clock() const override;
 
   std::string description() const override { return "etw"; }
   bool is_live() const override { return true; }
@@ -98,12 +106,14 @@ class EtwLiveSource final : public EventSource, private EtwRecordHandler {
   void fail(const std::string& message);
 
   DeviceMap m_device_map;
-  RunningProcesses m_processes;             // used by the pipeline on the ProcessTrace thread
-  QpcClock m_clock;                         // event times; re-anchored by run() each poll
-  bool m_qpc_timestamps = true;             // the session's timestamps are counter values
-  std::unique_ptr<TraceSession> m_session;  // never null
-  EtwEventPipeline* m_pipeline = nullptr;   // set by run() before ProcessTrace starts
-  std::uint64_t m_session_lost = 0;         // events and buffers the session reported lost
+  std::unique_ptr<ProcessLookup> m_processes;  // used by the pipeline on the decoder thread
+  QpcClock m_clock;                            // event times; re-anchored by run() each poll
+  bool m_qpc_timestamps = true;                // the session's timestamps are counter values
+  bool m_started = false;                      // start() succeeded
+  std::unique_ptr<TraceSession> m_session;     // never null
+  RecordBuffer m_records;                      // from the ProcessTrace thread to the decoder's
+  EtwEventPipeline* m_pipeline = nullptr;      // set by run() before ProcessTrace starts
+  std::uint64_t m_session_lost = 0;            // events and buffers the session reported lost
 
   std::atomic<bool> m_stop{false};
   mutable std::mutex m_mutex;        // guards m_error and the wait in run()

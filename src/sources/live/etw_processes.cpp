@@ -59,8 +59,25 @@ std::string RunningProcesses::account_name(const std::string& sid) noexcept {
 }
 
 std::uint32_t RunningProcesses::process_of_thread(std::uint32_t tid) noexcept {
+  // A thread that is gone (or protected) stays so: asked again after a while
+  // only, when its id may belong to a new thread.
+  constexpr std::uint64_t retry_after_ms = 10'000;
+  const std::uint64_t now = GetTickCount64();
+  if (const auto failed = m_failed_threads.find(tid);
+      failed != m_failed_threads.end() && now - failed->second < retry_after_ms)
+    return 0;
   const ProcessHandle thread{OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, tid)};
-  return thread.handle ? GetProcessIdOfThread(thread.handle) : 0;
+  const std::uint32_t pid = thread.handle ? GetProcessIdOfThread(thread.handle) : 0;
+  try {
+    if (pid == 0) {
+      if (m_failed_threads.size() > 65536) m_failed_threads.clear();  // bounded
+      m_failed_threads[tid] = now;
+    } else {
+      m_failed_threads.erase(tid);
+    }
+  } catch (...) {  // out of memory: asked again next time
+  }
+  return pid;
 }
 
 bool RunningProcesses::lookup(std::uint32_t pid, ProcessInfo& info) noexcept {

@@ -9,7 +9,9 @@
 // process of a thread no event placed: OpenThread and GetProcessIdOfThread.
 // The account of a SID: LookupAccountSidW.
 //
-// Used on the ProcessTrace thread only; the decoder asks once per pid.
+// Used on the decoder's thread only, never ProcessTrace's (etw_live_source.h):
+// each call may wait. The decoder asks once per pid; a thread that could not
+// be opened is not asked about again for a while.
 
 #include <cstdint>
 #include <string>
@@ -30,10 +32,11 @@ class RunningProcesses final : public ProcessLookup {
   std::string account_name(const std::string& sid) noexcept override;
 
  private:
-  std::vector<wchar_t> m_image;                             // QueryFullProcessImageNameW's answer
-  std::vector<unsigned char> m_command_line;                // NtQueryInformationProcess's answer
-  void* m_query_information_process = nullptr;              // ntdll's NtQueryInformationProcess
-  std::unordered_map<std::string, std::string> m_accounts;  // SID -> DOMAIN\\user ("" when unknown)
+  std::vector<wchar_t> m_image;                                       // QueryFullProcessImageNameW's answer
+  std::vector<unsigned char> m_command_line;                          // NtQueryInformationProcess's answer
+  void* m_query_information_process = nullptr;                        // ntdll's NtQueryInformationProcess
+  std::unordered_map<std::string, std::string> m_accounts;            // SID -> DOMAIN\\user ("" when unknown)
+  std::unordered_map<std::uint32_t, std::uint64_t> m_failed_threads;  // tid -> GetTickCount64 when it failed
 };
 
 }  // namespace etwaudit

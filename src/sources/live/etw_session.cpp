@@ -89,6 +89,56 @@ struct GroupMasks {
 
 }  // namespace
 
+unsigned long etwaudit_enable_flags() noexcept {
+  // FILE_IO adds the OperationEnd of each operation: its status and the bytes it moved.
+  return EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_DISK_IO | EVENT_TRACE_FLAG_DISK_FILE_IO |
+         EVENT_TRACE_FLAG_FILE_IO_INIT | EVENT_TRACE_FLAG_FILE_IO;
+}
+
+bool is_left_etwaudit_session(const EVENT_TRACE_PROPERTIES& queried, std::wstring_view name) noexcept {
+  constexpr ULONG modes = EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_SYSTEM_LOGGER_MODE;
+  constexpr ULONG file_flags = EVENT_TRACE_FLAG_FILE_IO_INIT | EVENT_TRACE_FLAG_DISK_FILE_IO;
+  if ((queried.LogFileMode & modes) != modes || (queried.EnableFlags & file_flags) != file_flags) return false;
+  const GUID& guid = queried.Wnode.Guid;
+  const GUID none{}, ours = session_guid(name);
+  return std::memcmp(&guid, &none, sizeof guid) == 0 || std::memcmp(&guid, &ours, sizeof guid) == 0;
+}
+
+std::vector<std::wstring> system_logger_sessions() {
+  constexpr ULONG most = 64;  // the most sessions Windows runs at once
+  struct Slot {
+    EVENT_TRACE_PROPERTIES properties;
+    wchar_t names[2 * 1024 + 2];  // the session name, then the log file name
+  };
+  std::vector<Slot> all(most);
+  std::vector<EVENT_TRACE_PROPERTIES*> pointers(most);
+  for (ULONG i = 0; i < most; ++i) {
+    std::memset(&all[i], 0, sizeof all[i]);
+    all[i].properties.Wnode.BufferSize = sizeof all[i];
+    all[i].properties.LoggerNameOffset = offsetof(Slot, names);
+    all[i].properties.LogFileNameOffset = offsetof(Slot, names) + 1024 * sizeof(wchar_t);
+    pointers[i] = &all[i].properties;
+  }
+  ULONG count = 0;
+  std::vector<std::wstring> names;
+  if (QueryAllTracesW(pointers.data(), most, &count) != ERROR_SUCCESS) return names;
+  for (ULONG i = 0; i < count && i < most; ++i) {
+    if (!(all[i].properties.LogFileMode & EVENT_TRACE_SYSTEM_LOGGER_MODE)) continue;
+    names.emplace_back(all[i].names);
+  }
+  return names;
+}
+
+std::string slots_full_message(const std::string& session, const std::vector<std::wstring>& holders) {
+  std::string message = "cannot start " + session +
+                        ": every system-logger slot of this Windows is taken (it runs at most 8 such sessions)";
+  if (!holders.empty()) {
+    message += "; these hold them:";
+    for (std::size_t i = 0; i < holders.size(); ++i) message += (i ? ", " : " ") + to_utf8(holders[i]);
+  }
+  return message + ". Stop one that is not needed (logman stop NAME -ets) and start etwaudit again";
+}
+
 WindowsVersion windows_version() noexcept {
   WindowsVersion version;
   using RtlGetVersionFunction = LONG(WINAPI*)(OSVERSIONINFOW*);
@@ -111,9 +161,7 @@ EtwSession::EtwSession(EtwSessionOptions options) : m_options(std::move(options)
   // receives kernel events.
   m_nt_kernel_logger = !windows_version().at_least(6, 2);
   m_name = m_nt_kernel_logger ? std::wstring(KERNEL_LOGGER_NAMEW) : m_options.name;
-  // FILE_IO adds the OperationEnd of each operation: its status and the bytes it moved.
-  m_enable_flags = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_DISK_IO |
-                   EVENT_TRACE_FLAG_DISK_FILE_IO | EVENT_TRACE_FLAG_FILE_IO_INIT | EVENT_TRACE_FLAG_FILE_IO;
+  m_enable_flags = etwaudit_enable_flags();
   // Windows 7's kernel logger knows neither NO_SYSCONFIG nor buffers above 1 MB.
   if (m_nt_kernel_logger)
     m_options.buffer_size_kb = std::min(m_options.buffer_size_kb, 1024u);
@@ -163,7 +211,16 @@ unsigned long EtwSession::control(unsigned long code) {
 }
 
 EtwLossCounters EtwSession::counters_of(const EVENT_TRACE_PROPERTIES& properties) {
-  return {properties.EventsLost, properties.RealTimeBuffersLost, properties.LogBuffersLost};
+  return {properties.EventsLost, properties.RealTimeBuffersLost, properties.LogBuffersLost, properties.NumberOfBuffers,
+          properties.BufferSize};
+}
+
+EtwSessionOptions default_session_options() noexcept {
+  EtwSessionOptions options;
+  const DWORD processors = GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
+  const unsigned buffers = std::clamp<unsigned>(32 * std::max<DWORD>(processors, 1), 256, 2048);
+  options.minimum_buffers = options.maximum_buffers = buffers;
+  return options;
 }
 
 void EtwSession::start() {
@@ -206,7 +263,16 @@ void EtwSession::start() {
     if (m_nt_kernel_logger)
       throw Error("cannot start " + session + ": another program is using it (" + win32_failure("StartTraceW", status) +
                   "); stop that trace (e.g. logman stop \"NT Kernel Logger\" -ets) and try again");
-    // Our own session, left by a run that could not stop it: stop it and start again.
+    // Our own session, left by a run that could not stop it: stop it and
+    // start again. Anything else of that name is not ours to stop.
+    const ULONG queried = control(EVENT_TRACE_CONTROL_QUERY);
+    if (queried != ERROR_SUCCESS && queried != ERROR_MORE_DATA)
+      throw Error("cannot start " + session + ": a session of that name exists and cannot be queried (" +
+                  win32_failure("ControlTraceW(QUERY)", queried) + "); choose another name with --etw-session NAME");
+    if (!is_left_etwaudit_session(m_properties.properties, m_name))
+      throw Error("cannot start " + session +
+                  ": another program's trace session has that name, and etwaudit never "
+                  "stops a session it did not start; choose another name with --etw-session NAME");
     prepare_properties(false);
     const ULONG stopped = ControlTraceW(0, m_name.c_str(), &m_properties.properties, EVENT_TRACE_CONTROL_STOP);
     if (!stopped_by(stopped))
@@ -222,6 +288,10 @@ void EtwSession::start() {
   if (status == ERROR_ACCESS_DENIED)
     throw Error("etwaudit collect needs administrator rights (run elevated or as SYSTEM): " +
                 win32_failure("StartTraceW", status));
+  // (No free system-logger slot: StartTraceW says it has no resources.)
+  if (status == ERROR_NO_SYSTEM_RESOURCES && !m_nt_kernel_logger)
+    throw Error(slots_full_message(session, system_logger_sessions()) + " (" + win32_failure("StartTraceW", status) +
+                ")");
   if (status != ERROR_SUCCESS) throw Error("cannot start " + session + ": " + win32_failure("StartTraceW", status));
   m_running = true;
   m_final.reset();
@@ -286,7 +356,11 @@ std::string EtwSession::request_file_rundown() {
     return win32_failure("EnableTraceEx2(KernelRundown)", enabled) + "; " +
            win32_failure("TraceSetInformation", status);
   masks.masks[0] = m_enable_flags;
-  status = TraceSetInformation(m_session, TraceSystemTraceEnableFlagsInfo, &masks, sizeof masks);
+  for (int attempt = 0; attempt < 3; ++attempt) {  // the masks were set a moment ago: a failure is brief
+    status = TraceSetInformation(m_session, TraceSystemTraceEnableFlagsInfo, &masks, sizeof masks);
+    if (status == ERROR_SUCCESS) break;
+    Sleep(100);
+  }
   if (status != ERROR_SUCCESS)
     throw Error("cannot re-enable the kernel events of the ETW session '" + to_utf8(m_name) +
                 "' after the file rundown: " + win32_failure("TraceSetInformation", status));

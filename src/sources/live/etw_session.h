@@ -46,22 +46,31 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace etwaudit {
 
 struct EtwSessionOptions {
   std::wstring name = L"etwaudit";   // private session name (Windows 8 and later)
-  unsigned buffer_size_kb = 256;     // size of each trace buffer, 4-16384 KB
-  unsigned minimum_buffers = 32;     // buffers allocated at start
+  unsigned buffer_size_kb = 64;      // size of each trace buffer, 4-16384 KB
+  unsigned minimum_buffers = 256;    // buffers allocated at start
   unsigned maximum_buffers = 256;    // most buffers before ETW loses events
   unsigned flush_timer_seconds = 1;  // longest wait before a partly filled buffer is delivered
 };
+
+// The defaults for this machine, as Microsoft advises for a kernel session
+// in production: 64 KB buffers, and as many at the start as at most (ETW
+// cannot add a buffer for an event logged at DPC level, so a session that
+// must grow loses those events): 32 a processor, 256 to 2048 (16 to 128 MB).
+EtwSessionOptions default_session_options() noexcept;
 
 // What ETW says the session lost (ControlTraceW QUERY or the final STOP).
 struct EtwLossCounters {
   std::uint64_t events_lost = 0;            // events the session dropped (EventsLost)
   std::uint64_t realtime_buffers_lost = 0;  // buffers not delivered to the consumer (RealTimeBuffersLost)
   std::uint64_t log_buffers_lost = 0;       // buffers not written (LogBuffersLost)
+  std::uint32_t buffers = 0;                // buffers the session has (NumberOfBuffers)
+  std::uint32_t buffer_size_kb = 0;         // their size (BufferSize)
 };
 
 // The Windows version, from RtlGetVersion (GetVersionEx lies to programs
@@ -100,7 +109,7 @@ class TraceSession {
   // Asks the kernel for the names of the files that are already open
   // (FileRundown events). Returns "" when asked, or why this Windows cannot
   // give them (the session is unchanged then). Throws Error if the session
-  // was left without its events.
+  // was left without its events; the live source warns and goes on either way.
   virtual std::string request_file_rundown() = 0;
 
   // What the session has lost so far; nullopt when that cannot be asked or
@@ -126,6 +135,22 @@ class TraceSession {
 // the name as Windows compares it.
 GUID session_guid(std::wstring_view name);
 std::wstring session_key(std::wstring_view name);
+
+// The kernel flags etwaudit's session enables (doc/etw-format.md §2).
+unsigned long etwaudit_enable_flags() noexcept;
+// Whether the session found under name, as ControlTraceW(QUERY) described
+// it, is one an etwaudit collector started and left behind: real-time, in
+// system-logger mode, with etwaudit's file flags, and with the GUID etwaudit
+// gives that name when the query reports one. Only such a session is
+// stopped to start again; any other (--etw-session EventLog-System, another
+// tool's) is never touched.
+bool is_left_etwaudit_session(const EVENT_TRACE_PROPERTIES& queried, std::wstring_view name) noexcept;
+
+// The names of the running sessions in system-logger mode (QueryAllTracesW),
+// and the message for a StartTraceW that found every system-logger slot
+// taken (Windows runs at most 8 such sessions), naming those that hold them.
+std::vector<std::wstring> system_logger_sessions();
+std::string slots_full_message(const std::string& session, const std::vector<std::wstring>& holders);
 
 class EtwSession final : public TraceSession {
  public:
