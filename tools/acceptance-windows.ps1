@@ -10,6 +10,14 @@ what the live ETW collector records against what the script itself did:
   - opening a missing file is a failed open (status 0xC0000034), not an open,
     and the totals count it as failed, not as an operation;
   - reading 64 KiB of a 100-byte file records 100 bytes;
+  - a file opened delete-on-close (a temporary file) shows a delete, and a
+    disposition set to "do not delete" shows none;
+  - a file replaced as it was opened (File.WriteAllText on an existing one)
+    is an overwrite;
+  - 8 MiB written through the cache count 8 MiB of writes: the lazy writer's
+    paging writes are kept apart, not counted again;
+  - the run's event times come from the performance counter (clock qpc);
+  - copying a tree of 4,000 files for 30 s loses no event;
   - the first event's time is within 1 s of the wall clock when it happened;
   - `etwaudit stop` stops the collector: exit 0 and its final summary;
   - `logman stop etwaudit -ets` during a run ends it with "was stopped by
@@ -83,9 +91,11 @@ function Path-Is([string]$Path) {
     return "path LIKE '%\$(Split-Path -Leaf $Path)'"
 }
 
-# The first value of a read-only SQL query, as text.
+# The first value of a read-only SQL query, as text. (Native calls run under
+# 'Continue': under 'Stop', Windows PowerShell 5.1 turns a line on stderr
+# behind 2>$null into a terminating error, as install-task.ps1 says.)
 function Query-Scalar([string]$Db, [string]$Sql) {
-    $out = & $Exe query --db $Db --sql $Sql --format csv 2>$null
+    $out = & { $ErrorActionPreference = 'Continue'; & $Exe query --db $Db --sql $Sql --format csv 2>$null }
     if ($LASTEXITCODE -ne 0) { return '' }
     $lines = @($out)
     if ($lines.Count -lt 2) { return '' }
@@ -108,6 +118,27 @@ $missing = Join-Path $Work 'missing.txt'
 [IO.File]::WriteAllBytes($small, [byte[]](1..100))
 Remove-Item -LiteralPath $db, "$db-wal", "$db-shm", $created, $renamed, $missing -ErrorAction SilentlyContinue
 $held = [IO.File]::Open($before, 'Open', 'Read', 'ReadWrite')  # open before the collector starts
+$onClose = Join-Path $Work 'delete-on-close.tmp'
+$kept = Join-Path $Work 'kept-by-disposition.txt'
+$overwritten = Join-Path $Work 'overwritten.txt'
+$eightMib = Join-Path $Work 'eight-mib.bin'
+$tree = Join-Path $Work 'tree'
+$treeCopy = Join-Path $Work 'tree-copy'
+[IO.File]::WriteAllText($kept, 'still here after a disposition of FALSE')
+[IO.File]::WriteAllText($overwritten, 'the first version, replaced during the run')
+Remove-Item -LiteralPath $onClose, $eightMib, $treeCopy -Recurse -ErrorAction SilentlyContinue
+if (-not (Test-Path -LiteralPath $tree)) {  # 40 folders of 100 files of 4 KiB
+    $page = New-Object byte[] 4096
+    foreach ($d in 1..40) {
+        $folder = New-Item -ItemType Directory -Force -Path (Join-Path $tree "d$d")
+        foreach ($f in 1..100) { [IO.File]::WriteAllBytes((Join-Path $folder.FullName "f$f.bin"), $page) }
+    }
+}
+Add-Type -Namespace EtwAudit -Name Native -MemberDefinition @'
+[DllImport("kernel32.dll", SetLastError = true)]
+public static extern bool SetFileInformationByHandle(Microsoft.Win32.SafeHandles.SafeFileHandle file, int infoClass,
+                                                     ref byte deleteFile, int size);
+'@
 
 $collector = Start-Collector $db $err
 Wait-Collecting $collector $db $err
@@ -123,6 +154,31 @@ try { $null = [IO.File]::OpenRead($missing) } catch { }
 $stream = [IO.File]::OpenRead($small)
 $readBytes = $stream.Read($buffer, 0, 65536)
 $stream.Close()
+# A temporary file: deleted when its handle closes, with no delete call.
+$stream = New-Object IO.FileStream($onClose, [IO.FileMode]::Create, [IO.FileAccess]::ReadWrite, [IO.FileShare]::None, 4096,
+    [IO.FileOptions]::DeleteOnClose)
+$stream.WriteByte(1)
+$stream.Close()
+# A disposition of FALSE (FileDispositionInfo = 4): a request not to delete.
+$stream = New-Object IO.FileStream($kept, [IO.FileMode]::Open, [Security.AccessControl.FileSystemRights]'Delete, Read',
+    [IO.FileShare]'ReadWrite, Delete', 4096, [IO.FileOptions]::None)
+$doNotDelete = [byte]0
+$dispositionSet = [EtwAudit.Native]::SetFileInformationByHandle($stream.SafeFileHandle, 4, [ref]$doNotDelete, 1)
+$stream.Close()
+[IO.File]::WriteAllText($overwritten, '')  # CREATE_ALWAYS on an existing file: replaced, 0 bytes
+# 8 MiB through the cache, then flushed: the lazy writer writes them again as paging I/O.
+[IO.File]::WriteAllBytes($eightMib, (New-Object byte[] (8MB)))
+$stream = [IO.File]::Open($eightMib, 'Open', 'ReadWrite')
+$stream.Flush($true)
+$stream.Close()
+# Copies of a tree of 4,000 files for 30 s.
+$copyStarted = Get-Date
+$copies = 0
+while (((Get-Date) - $copyStarted).TotalSeconds -lt 30) {
+    Remove-Item -LiteralPath $treeCopy -Recurse -Force -ErrorAction SilentlyContinue
+    Copy-Item -LiteralPath $tree -Destination $treeCopy -Recurse
+    $copies++
+}
 
 # Named while the collector runs: the name came from the start-up rundown.
 $beforeSql = "SELECT count(*) FROM v_events WHERE $(Path-Is $before) AND op = 'read'"
@@ -134,7 +190,7 @@ for ($i = 0; $i -lt 100 -and $namedLive -ne '1'; $i++) {
 Check 'a file opened before the start, read during the run, is named during it' ($namedLive -eq '1') "reads found: $namedLive"
 $held.Close()
 
-$stop = & $Exe stop --db $db --timeout 60s | Out-String
+$stop = & { $ErrorActionPreference = 'Continue'; & $Exe stop --db $db --timeout 60s 2>&1 } | Out-String
 $stopExit = $LASTEXITCODE
 $collector.WaitForExit()
 $summary = Get-Content -LiteralPath $err -Raw
@@ -154,6 +210,22 @@ Check 'reading 64 KiB of a 100-byte file records 100 bytes' ($smallRead -eq '100
 $firstNs = Query-Scalar $db "SELECT min(time_ns) FROM v_events WHERE $(Path-Is $created) OR $(Path-Is $renamed)"
 $skewMs = if ($firstNs) { [math]::Abs(([int64]$firstNs - (Unix-Ns $startedAt)) / 1e6) } else { [double]::NaN }
 Check "the first event's time is within 1 s of the wall clock" ($firstNs -and $skewMs -le 1000) ('{0:N0} ms apart' -f $skewMs)
+
+$onCloseOps = Query-Scalar $db "SELECT group_concat(op, ' ') FROM (SELECT DISTINCT op FROM v_events WHERE $(Path-Is $onClose) ORDER BY op)"
+Check 'a file opened delete-on-close shows a delete at its close' ($onCloseOps -match '\bdelete\b' -and -not (Test-Path -LiteralPath $onClose)) "ops: $onCloseOps"
+$keptDeletes = Query-Scalar $db "SELECT count(*) FROM v_events WHERE $(Path-Is $kept) AND op = 'delete'"
+$keptInfos = Query-Scalar $db "SELECT count(*) FROM v_events WHERE $(Path-Is $kept) AND op = 'set_info'"
+Check 'a disposition of "do not delete" shows no delete' ($dispositionSet -and $keptDeletes -eq '0' -and $keptInfos -ne '0' -and (Test-Path -LiteralPath $kept)) `
+    "set: $dispositionSet, deletes $keptDeletes, set_info $keptInfos"
+$overwrites = Query-Scalar $db "SELECT count(*) FROM v_events WHERE $(Path-Is $overwritten) AND op = 'overwrite'"
+Check 'a file replaced as it was opened is an overwrite' ($overwrites -ne '' -and [int]$overwrites -ge 1) "overwrites: $overwrites"
+$written = Query-Scalar $db "SELECT coalesce(sum(size), 0) FROM v_events WHERE $(Path-Is $eightMib) AND op = 'write'"
+$paged = Query-Scalar $db "SELECT coalesce(sum(size), 0) FROM v_events WHERE $(Path-Is $eightMib) AND op = 'paging_write'"
+Check "8 MiB written count 8 MiB of writes; the lazy writer's are apart" ($written -eq '8388608') "write $written bytes, paging_write $paged bytes"
+$clock = Query-Scalar $db 'SELECT coalesce(clock, ''none'') FROM collector_runs WHERE run_id = 1'
+Check "the run's event times come from the performance counter" ($clock -eq 'qpc') "clock: $clock"
+$lost = Query-Scalar $db 'SELECT events_lost + events_dropped FROM collector_runs WHERE run_id = 1'
+Check 'copying a tree of 4,000 files for 30 s loses no event' ($lost -eq '0' -and $copies -ge 1) "copies: $copies, lost and dropped: $lost"
 
 # --- stopped from outside ------------------------------------------------------
 $db2 = Join-Path $Work 'logman.db'
@@ -180,7 +252,7 @@ $collector.WaitForExit()
 $err4 = Join-Path $Work 'after-kill.err'
 $collector = Start-Collector $db3 $err4
 Wait-Collecting $collector $db3 $err4
-$null = & $Exe stop --db $db3 --timeout 60s
+$null = & { $ErrorActionPreference = 'Continue'; & $Exe stop --db $db3 --timeout 60s 2>&1 }
 $collector.WaitForExit()
 $killed = Query-Scalar $db3 'SELECT exit_reason FROM collector_runs WHERE run_id = 1'
 Check "a killed collector's session is replaced by the next run" ($collector.ExitCode -eq 0 -and $killed -match 'interrupted') `
