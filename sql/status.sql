@@ -63,7 +63,7 @@ SELECT run_id, source, host, pid,
        events_received AS received, events_written AS written, events_lost AS lost, events_dropped AS dropped,
        events_excluded AS excluded,
        CASE WHEN events_written > 0 THEN round(100.0 * (events_written - unresolved) / events_written, 1) END AS resolved_pct,
-       rundown_names,
+       rundown_names, clock,
        coalesce(exit_reason, 'running or interrupted') AS exit_reason,
        CASE WHEN stopped_at IS NULL AND NOT :running
             THEN 'run ' || run_id || ' was left open: its collector is gone (no process holds the database)'
