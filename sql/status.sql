@@ -72,3 +72,14 @@ SELECT run_id, source, host, pid,
                  ' s while its collector holds the database: it may be stuck'
        END AS warning
 FROM collector_runs ORDER BY run_id DESC LIMIT 1;
+
+-- section: destinations
+-- (Each export or shipping destination: how far it has the events, and what is still to send.)
+SELECT d.name,
+       d.rows_shipped AS rows_sent,
+       iso_time(d.last_success_at) AS last_success,
+       (SELECT count(*) FROM events e WHERE e.id > d.shipped_through) AS backlog_rows,
+       (SELECT iso_time(min(coalesce(e.ts, e.id))) FROM events e WHERE e.id > d.shipped_through) AS oldest_unsent,
+       d.last_error
+FROM destinations d
+ORDER BY d.name

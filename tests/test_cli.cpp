@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <csignal>
@@ -16,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -114,6 +116,11 @@ BoundedResult run_bounded(const TempDir& dir, const std::vector<std::string>& ar
 std::int64_t query_int(const std::string& db_path, const std::string& sql) {
   SQLite::Database db(db_path, SQLite::OPEN_READWRITE);
   return db.execAndGet(sql).getInt64();
+}
+
+std::string query_text(const std::string& db_path, const std::string& sql) {
+  SQLite::Database db(db_path, SQLite::OPEN_READWRITE);
+  return db.execAndGet(sql).getString();
 }
 
 // Polls until sql returns at least `at_least`; false after 20 s.
@@ -1009,4 +1016,139 @@ TEST_CASE("a folder path lists what is below it when it ends in a separator, and
   auto html = run(dir, {"report", "--html", page, "--exclude-path", "*.docx", "--db", db});
   CHECK(html.exit_code == 0);
   CHECK_THAT(read_file(page), Catch::Contains("not *.docx"));
+}
+
+namespace {
+// The lines of every export file in folder, oldest file first; each file must end with a whole line.
+std::vector<std::string> exported_lines(const std::string& folder, std::size_t* files = nullptr) {
+  std::vector<fs::path> paths;
+  for (const auto& entry : fs::directory_iterator(folder)) paths.push_back(entry.path());
+  std::sort(paths.begin(), paths.end());
+  if (files) *files = paths.size();
+  std::vector<std::string> lines;
+  for (const auto& path : paths) {
+    const std::string text = read_file(path.string());
+    INFO(path);
+    CHECK((text.empty() || text.back() == '\n'));
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+  }
+  return lines;
+}
+}  // namespace
+
+TEST_CASE("export writes each event once as a JSON line, and a second export only what came since", "[cli][export]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db"), out = dir.file("out");
+  REQUIRE(
+      run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db, "--quiet"}).exit_code ==
+      0);
+  const auto rows = query_int(db, "SELECT count(*) FROM events");
+  auto first = run(dir, {"export", "--db", db, "--out", out});
+  CHECK(first.exit_code == 0);
+  CHECK_THAT(first.err, Catch::StartsWith("etwaudit export: " + std::to_string(rows) + " event rows to "));
+  auto lines = exported_lines(out);
+  REQUIRE(static_cast<std::int64_t>(lines.size()) == rows);
+  // Each line: the event as v_events has it, with where it comes from.
+  const auto uuid = query_text(db, "SELECT db_uuid FROM identity");
+  std::set<std::string> uids;
+  for (const auto& line : lines) {
+    const auto event = nlohmann::json::parse(line);
+    uids.insert(event["event_uid"].get<std::string>());
+    CHECK(event["event_uid"] == uuid + ":" + std::to_string(event["event_id"].get<std::int64_t>()));
+    CHECK(event["db_uuid"] == uuid);
+  }
+  CHECK(static_cast<std::int64_t>(uids.size()) == rows);
+  const auto word = nlohmann::json::parse(lines[5]);
+  const auto id = word["event_id"].get<std::int64_t>();
+  CHECK(word["path"] == query_text(db, "SELECT path FROM v_events WHERE event_id = " + std::to_string(id)));
+  CHECK(word["process"] == query_text(db, "SELECT process FROM v_events WHERE event_id = " + std::to_string(id)));
+  CHECK(word["op"] == query_text(db, "SELECT op FROM v_events WHERE event_id = " + std::to_string(id)));
+
+  // Nothing new: nothing written. New events: only they.
+  CHECK_THAT(run(dir, {"export", "--db", db, "--out", out}).err, Catch::StartsWith("etwaudit export: 0 event rows"));
+  CHECK(exported_lines(out).size() == lines.size());
+  const auto more = dir.file("more.jsonl");
+  {
+    std::ofstream file(more);
+    for (int n = 0; n < 5; ++n) file << spread_replay_line(100000 + n);
+  }
+  REQUIRE(run(dir, {"collect", "--source", "replay:" + more, "--db", db, "--quiet", "--coalesce-ms", "0"}).exit_code ==
+          0);
+  CHECK(run(dir, {"export", "--db", db, "--out", out}).exit_code == 0);
+  lines = exported_lines(out);
+  CHECK(static_cast<std::int64_t>(lines.size()) == rows + 5);
+  CHECK(query_text(db, "SELECT rows_shipped FROM destinations") == std::to_string(rows + 5));
+  // Another cursor starts from the beginning, to standard output.
+  auto to_stdout = run(dir, {"export", "--db", db, "--out", "-"});
+  CHECK(static_cast<std::int64_t>(std::count(to_stdout.out.begin(), to_stdout.out.end(), '\n')) == rows + 5);
+  CHECK(query_int(db, "SELECT count(*) FROM destinations") == 2);
+}
+
+TEST_CASE("export files rotate by new names, whole lines only, and the oldest beyond --keep-files go",
+          "[cli][export]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db"), out = dir.file("out"), input = dir.file("events.jsonl");
+  {
+    std::ofstream file(input);
+    for (int n = 0; n < 300; ++n) file << spread_replay_line(n);
+  }
+  REQUIRE(run(dir, {"collect", "--source", "replay:" + input, "--db", db, "--quiet"}).exit_code == 0);
+  const auto rows = query_int(db, "SELECT count(*) FROM events");
+  std::size_t files = 0;
+  SECTION("every line, across files of at most about 8 KB") {
+    REQUIRE(run(dir, {"export", "--db", db, "--out", out, "--max-file-size", "8KB", "--batch", "7"}).exit_code == 0);
+    const auto lines = exported_lines(out, &files);
+    CHECK(static_cast<std::int64_t>(lines.size()) == rows);
+    CHECK(files > 3);
+    std::set<std::string> uids;
+    for (const auto& line : lines) uids.insert(nlohmann::json::parse(line)["event_uid"].get<std::string>());
+    CHECK(uids.size() == lines.size());
+  }
+  SECTION("--keep-files keeps the newest") {
+    REQUIRE(
+        run(dir, {"export", "--db", db, "--out", out, "--max-file-size", "8KB", "--batch", "7", "--keep-files", "2"})
+            .exit_code == 0);
+    const auto lines = exported_lines(out, &files);
+    CHECK(files == 2);
+    CHECK(static_cast<std::int64_t>(lines.size()) < rows);
+    // The last line exported is the newest event.
+    CHECK(nlohmann::json::parse(lines.back())["event_id"].get<std::int64_t>() ==
+          query_int(db, "SELECT max(id) FROM events"));
+  }
+  SECTION("a file whose last line was cut is left as it is; the next lines go to a new file") {
+    REQUIRE(run(dir, {"export", "--db", db, "--out", out, "--batch", "10", "--name", "first"}).exit_code == 0);
+    auto names = exported_lines(out, &files);
+    REQUIRE(files == 1);
+    const auto only = fs::directory_iterator(out)->path();
+    { std::ofstream(only, std::ios::app) << "{\"event_uid\":\"cut by a cr"; }
+    REQUIRE(run(dir, {"export", "--db", db, "--out", out, "--name", "second"}).exit_code == 0);
+    std::vector<fs::path> paths;
+    for (const auto& entry : fs::directory_iterator(out)) paths.push_back(entry.path());
+    std::sort(paths.begin(), paths.end());
+    REQUIRE(paths.size() == 2);
+    CHECK(paths[0] == only);
+    const std::string second = read_file(paths[1].string());
+    CHECK(static_cast<std::int64_t>(std::count(second.begin(), second.end(), '\n')) == rows);
+  }
+}
+
+TEST_CASE("export refuses what it cannot do, with a message", "[cli][export]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db");
+  REQUIRE(
+      run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db, "--quiet"}).exit_code ==
+      0);
+  auto no_out = run(dir, {"export", "--db", db});
+  CHECK(no_out.exit_code == 2);
+  CHECK_THAT(no_out.err, Catch::Contains("give --out FOLDER, or --out - for standard output"));
+  auto csv = run(dir, {"export", "--db", db, "--out", "-", "--format", "csv"});
+  CHECK(csv.exit_code == 2);
+  CHECK_THAT(csv.err, Catch::Contains("export writes jsonl, not 'csv'"));
+  const auto file = dir.file("a-file");
+  { std::ofstream(file) << "x"; }
+  auto not_folder = run(dir, {"export", "--db", db, "--out", file});
+  CHECK(not_folder.exit_code == 1);
+  CHECK_THAT(not_folder.err, Catch::Contains("not a folder"));
+  CHECK(query_int(db, "SELECT count(*) FROM destinations WHERE rows_shipped > 0") == 0);
 }

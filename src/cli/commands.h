@@ -16,6 +16,7 @@ int collect_command(int argc, const char* const* argv);
 int import_command(int argc, const char* const* argv);
 int query_command(int argc, const char* const* argv);
 int prune_command(int argc, const char* const* argv);
+int export_command(int argc, const char* const* argv);
 int status_command(int argc, const char* const* argv);
 int stop_command(int argc, const char* const* argv);
 int report_command(int argc, const char* const* argv);

@@ -110,7 +110,10 @@ int status_command(int argc, const char* const* argv) {
     // "collector: running (pid 4242, run 3)" above the tables.
     std::cout << "collector: " << results.front().rows[0][0].text << "\n\n";
     results.erase(results.begin());
-    for (Table& table : results) table = transposed(table);
+    // (A table of destinations, one row each, when there are any.)
+    std::erase_if(results, [](const Table& table) { return table.name == "destinations" && table.rows.empty(); });
+    for (Table& table : results)
+      if (table.name != "destinations") table = transposed(table);
   }
   if (format == OutputFormat::csv) stdout_bytes_as_written();  // CSV ends lines in \r\n
   write_results(std::cout, results, format, stdout_is_terminal());

@@ -4,6 +4,7 @@
 // platform_win32.cpp.
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,13 @@ void stdout_bytes_as_written();
 
 std::uint32_t current_pid();
 std::string host_name();
+// The machine's own stable id (Linux: /etc/machine-id; Windows: the
+// MachineGuid of HKLM\SOFTWARE\Microsoft\Cryptography); "" when it has none.
+std::string machine_id();
+// Opens a file to append to, by its UTF-8 name; null (errno set) on failure.
+std::FILE* open_for_append(const std::string& path);
+// Flushes file and asks the OS to put it on disk; false on failure.
+bool flush_to_disk(std::FILE* file);
 bool stderr_is_terminal();
 bool stdout_is_terminal();
 

@@ -86,6 +86,23 @@ void use_utf8_console() {}
 
 void stdout_bytes_as_written() {}
 
+std::string machine_id() {
+  for (const char* file : {"/etc/machine-id", "/var/lib/dbus/machine-id"}) {
+    std::ifstream in(file);
+    std::string id;
+    if (in && std::getline(in, id) && !id.empty()) return id;
+  }
+  return {};
+}
+
+std::FILE* open_for_append(const std::string& path) {
+  return std::fopen(path.c_str(), "ab");
+}
+
+bool flush_to_disk(std::FILE* file) {
+  return std::fflush(file) == 0 && ::fsync(::fileno(file)) == 0;
+}
+
 bool stdout_is_terminal() {
   return ::isatty(STDOUT_FILENO) != 0;
 }

@@ -138,6 +138,23 @@ void use_utf8_console() {
   std::atexit(restore_console_cp);
 }
 
+std::string machine_id() {
+  wchar_t guid[64];
+  DWORD size = sizeof guid;
+  if (RegGetValueW(HKEY_LOCAL_MACHINE, L"SOFTWARE\\Microsoft\\Cryptography", L"MachineGuid",
+                   RRF_RT_REG_SZ | RRF_SUBKEY_WOW6464KEY, nullptr, guid, &size) != ERROR_SUCCESS)
+    return {};
+  return to_utf8(guid);
+}
+
+std::FILE* open_for_append(const std::string& path) {
+  return _wfopen(to_wide(path).c_str(), L"ab");
+}
+
+bool flush_to_disk(std::FILE* file) {
+  return std::fflush(file) == 0 && _commit(_fileno(file)) == 0;
+}
+
 void stdout_bytes_as_written() {
   std::fflush(stdout);
   _setmode(_fileno(stdout), _O_BINARY);

@@ -1,0 +1,312 @@
+// etwaudit export: the events of a database as JSON lines, for a log
+// forwarder (Vector, Fluent Bit, Filebeat) to take elsewhere, with a cursor
+// of its own in the database (store/destinations.h).
+//
+// Into a folder, the files follow the rules that tailers need: only whole
+// lines are appended (each batch in one write, flushed to disk before the
+// cursor moves); a file is never renamed, truncated or compressed; a full
+// file is followed by a new name (etwaudit-events-<UTC time>-<sequence>.jsonl,
+// so names sort in the order written), and the oldest files beyond
+// --keep-files are deleted. A file whose last line was cut by a crash is
+// left as it is and the next batch goes to a new file. After any crash the
+// next run writes again from the cursor: at least once, event_uid tells the
+// repeats.
+//
+// Beside a collector: a read connection for the events, and one small
+// transaction per batch for the cursor, which waits for the collector's
+// batch in progress (no writer lock).
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <cxxopts.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/human_format.h"
+#include "core/time_format.h"
+#include "core/utf8_path.h"
+#include "platform/platform.h"
+#include "query/event_feed.h"
+#include "store/database.h"
+#include "store/destinations.h"
+
+namespace etwaudit {
+namespace {
+
+constexpr const char* file_prefix = "etwaudit-events-";
+constexpr const char* file_suffix = ".jsonl";
+
+struct ExportRequest {
+  std::string db_path;
+  std::string out;  // a folder, or "-" for standard output
+  std::string name;
+  std::size_t batch = 10000;
+  std::uint64_t max_file_bytes = 64ull << 20;
+  std::size_t keep_files = 20;
+  bool follow = false;
+  std::chrono::milliseconds interval{1000};
+};
+
+// What every line says of where it comes from.
+struct Origin {
+  std::string host_id, host, db_uuid;
+};
+
+void append_line(std::string& out, const FeedEvent& event, const FeedProcess& process, const Origin& origin) {
+  nlohmann::ordered_json line;
+  line["event_uid"] = origin.db_uuid + ":" + std::to_string(event.event_id);
+  line["host_id"] = origin.host_id;
+  line["host"] = origin.host;
+  line["db_uuid"] = origin.db_uuid;
+  line["event_id"] = event.event_id;
+  line["time"] = format_iso8601(event.time_ns);
+  line["time_ns"] = event.time_ns;
+  line["op"] = event.op;
+  line["path"] = event.path;
+  auto optional = [&](const char* key, const auto& value) {
+    if (value)
+      line[key] = *value;
+    else
+      line[key] = nullptr;
+  };
+  optional("offset", event.offset);
+  optional("size", event.size);
+  line["count"] = event.count;
+  optional("end_offset", event.end_offset);
+  if (event.status) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "0x%08llX", static_cast<unsigned long long>(*event.status));
+    line["status"] = hex;
+  } else {
+    line["status"] = nullptr;
+  }
+  line["pid"] = process.pid;
+  optional("tid", event.tid);
+  line["process"] = process.image;
+  if (process.start_time)
+    line["process_start"] = format_iso8601(*process.start_time);
+  else
+    line["process_start"] = nullptr;
+  optional("user", process.user);
+  optional("parent_pid", process.parent_pid);
+  optional("command_line", process.command_line);
+  optional("renamed_from", event.renamed_from);
+  optional("renamed_to", event.renamed_to);
+  out += line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  out += '\n';
+}
+
+// The export files of folder, oldest first.
+std::vector<std::filesystem::path> export_files(const std::filesystem::path& folder) {
+  std::vector<std::filesystem::path> files;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+    const std::string name = utf8_name(entry.path().filename());
+    if (name.rfind(file_prefix, 0) == 0 && name.size() > std::strlen(file_suffix) &&
+        name.compare(name.size() - std::strlen(file_suffix), std::string::npos, file_suffix) == 0)
+      files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Whether a file ends with a whole line (or is empty).
+bool ends_with_newline(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary | std::ios::ate);
+  if (!in) return false;
+  if (in.tellg() <= 0) return true;
+  in.seekg(-1, std::ios::end);
+  return in.get() == '\n';
+}
+
+// The folder's files, as lines are appended to them.
+class FolderSink {
+ public:
+  FolderSink(std::filesystem::path folder, std::uint64_t max_file_bytes, std::size_t keep_files)
+      : m_folder(std::move(folder)), m_max(max_file_bytes), m_keep(keep_files) {
+    std::error_code error;
+    std::filesystem::create_directories(m_folder, error);
+    if (!std::filesystem::is_directory(m_folder))
+      throw Error("cannot write into '" + utf8_name(m_folder) + "': not a folder" +
+                  (error ? " (" + error.message() + ")" : ""));
+    const auto files = export_files(m_folder);
+    if (!files.empty()) {
+      m_sequence = sequence_of(files.back());
+      // Go on in the newest file if its last line is whole and it has room.
+      std::error_code size_error;
+      const auto size = std::filesystem::file_size(files.back(), size_error);
+      if (!size_error && size < m_max && ends_with_newline(files.back())) open(files.back());
+    }
+  }
+  ~FolderSink() {
+    if (m_file) std::fclose(m_file);
+  }
+
+  // Appends whole lines, in one write, and puts them on disk.
+  void write(const std::string& lines) {
+    if (!m_file || m_bytes >= m_max) next_file();
+    if (std::fwrite(lines.data(), 1, lines.size(), m_file) != lines.size() || !flush_to_disk(m_file))
+      throw Error("cannot write '" + utf8_name(m_path) + "': " + std::strerror(errno));
+    m_bytes += lines.size();
+  }
+  const std::filesystem::path& current() const { return m_path; }
+
+ private:
+  static std::uint64_t sequence_of(const std::filesystem::path& file) {
+    const std::string name = utf8_name(file.stem());
+    const auto dash = name.rfind('-');
+    try {
+      return dash == std::string::npos ? 0 : std::stoull(name.substr(dash + 1));
+    } catch (const std::exception&) {
+      return 0;
+    }
+  }
+  void open(const std::filesystem::path& file) {
+    if (m_file) std::fclose(m_file);
+    m_file = open_for_append(utf8_name(file));
+    if (!m_file) throw Error("cannot write '" + utf8_name(file) + "': " + std::strerror(errno));
+    m_path = file;
+    std::error_code error;
+    m_bytes = std::filesystem::file_size(file, error);
+    if (error) m_bytes = 0;
+  }
+  void next_file() {
+    std::string stamp = format_iso8601(now_ns()).substr(0, 19);  // 2026-12-07T04:50:00
+    stamp.erase(std::remove_if(stamp.begin(), stamp.end(), [](char c) { return c == '-' || c == ':'; }), stamp.end());
+    char sequence[16];
+    std::snprintf(sequence, sizeof sequence, "%06llu", static_cast<unsigned long long>(++m_sequence));
+    open(m_folder / utf8_path(std::string(file_prefix) + stamp + "Z-" + sequence + file_suffix));
+    // The oldest beyond --keep-files go; a tailer that still reads one keeps
+    // its open handle (POSIX), and the name is never reused.
+    auto files = export_files(m_folder);
+    while (files.size() > m_keep && files.front() != m_path) {
+      std::error_code error;
+      std::filesystem::remove(files.front(), error);
+      files.erase(files.begin());
+    }
+  }
+
+  std::filesystem::path m_folder;
+  std::uint64_t m_max;
+  std::size_t m_keep;
+  std::uint64_t m_sequence = 0;
+  std::FILE* m_file = nullptr;
+  std::filesystem::path m_path;
+  std::uint64_t m_bytes = 0;
+};
+
+int run_export(const ExportRequest& request) {
+  auto db = open_for_maintenance(request.db_path);
+  Origin origin{machine_id(), host_name(), database_uuid(*db)};
+  DestinationState destination = open_destination(*db, request.name);
+  const bool to_stdout = request.out == "-";
+  std::optional<FolderSink> folder;
+  if (!to_stdout) folder.emplace(utf8_path(request.out), request.max_file_bytes, request.keep_files);
+  if (to_stdout) stdout_bytes_as_written();
+  install_stop_handlers();
+
+  EventFeed feed(*db);
+  std::uint64_t rows = 0;
+  std::string lines;
+  for (;;) {
+    feed.forget_names();
+    const std::vector<FeedEvent> events = feed.next(destination.shipped_through, request.batch);
+    if (events.empty()) {
+      if (!request.follow || !stop_requested().empty()) break;
+      std::this_thread::sleep_for(request.interval);
+      if (!stop_requested().empty()) break;
+      continue;
+    }
+    lines.clear();
+    for (const FeedEvent& event : events) append_line(lines, event, feed.process(event.process_id), origin);
+    try {
+      if (to_stdout) {
+        std::cout.write(lines.data(), static_cast<std::streamsize>(lines.size()));
+        std::cout.flush();
+        if (!std::cout) throw Error("writing to standard output failed");
+      } else {
+        folder->write(lines);
+      }
+    } catch (const std::exception& e) {
+      record_destination_error(*db, request.name, e.what());
+      throw;
+    }
+    // Delivered: now the cursor may move.
+    destination.shipped_through = events.back().event_id;
+    advance_destination(*db, request.name, destination.shipped_through, events.size());
+    rows += events.size();
+    if (!stop_requested().empty()) break;
+  }
+  std::cerr << "etwaudit export: " << with_thousands(rows) << " event row" << (rows == 1 ? "" : "s") << " to "
+            << (to_stdout ? std::string("standard output")
+                          : utf8_name(folder->current().empty() ? utf8_path(request.out) : folder->current()))
+            << "; '" << request.name << "' now has every event up to id " << destination.shipped_through << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int export_command(int argc, const char* const* argv) {
+  cxxopts::Options options("etwaudit export",
+                           "Write the events not yet exported as JSON lines (one object per event, with its "
+                           "event_uid), into a folder of rotating files a log forwarder tails, or to standard "
+                           "output; a cursor in the database remembers how far each export got. Runs beside a "
+                           "collector.");
+  // clang-format off
+  options.add_options()
+    ("db", "database to export from", cxxopts::value<std::string>()->default_value("audit.db"))
+    ("format", "jsonl (one JSON object per line)", cxxopts::value<std::string>()->default_value("jsonl"))
+    ("out", "folder to write files into, or - for standard output", cxxopts::value<std::string>())
+    ("name", "the cursor's name (default: jsonl: and the folder)", cxxopts::value<std::string>())
+    ("batch", "events per write and cursor step", cxxopts::value<std::size_t>()->default_value("10000"))
+    ("max-file-size", "start a new file past this size: 64MB", cxxopts::value<std::string>()->default_value("64MB"))
+    ("keep-files", "delete the oldest files beyond this many", cxxopts::value<std::size_t>()->default_value("20"))
+    ("follow", "keep exporting what the collector writes, until Ctrl+C or SIGTERM")
+    ("interval", "with --follow, look for new events this often: 1s, 500ms",
+      cxxopts::value<std::string>()->default_value("1s"));
+  // clang-format on
+  const auto parsed = parse_options(options, argc, argv);
+  if (!parsed) return 0;
+  const cxxopts::ParseResult& args = *parsed;
+  ExportRequest request;
+  request.db_path = args["db"].as<std::string>();
+  if (args["format"].as<std::string>() != "jsonl")
+    throw UsageError("--format: export writes jsonl, not '" + args["format"].as<std::string>() + "'");
+  if (!args.count("out")) throw UsageError("give --out FOLDER, or --out - for standard output");
+  request.out = args["out"].as<std::string>();
+  if (request.out.empty()) throw UsageError("--out needs a folder, or - for standard output");
+  if (request.out == "-") {
+    request.name = "jsonl:-";
+  } else {
+    std::error_code error;
+    const auto absolute = std::filesystem::absolute(utf8_path(request.out), error);
+    request.name = "jsonl:" + utf8_name(error ? utf8_path(request.out) : absolute.lexically_normal());
+  }
+  if (args.count("name")) request.name = args["name"].as<std::string>();
+  if (request.name.empty()) throw UsageError("--name must not be empty");
+  request.batch = args["batch"].as<std::size_t>();
+  if (request.batch == 0) throw UsageError("--batch must be at least 1");
+  const auto max_size = parse_byte_size(args["max-file-size"].as<std::string>());
+  if (!max_size || *max_size < 4096)
+    throw UsageError("--max-file-size '" + args["max-file-size"].as<std::string>() +
+                     "': expected e.g. 64MB (at least 4KB)");
+  request.max_file_bytes = *max_size;
+  request.keep_files = args["keep-files"].as<std::size_t>();
+  if (request.keep_files == 0) throw UsageError("--keep-files must be at least 1");
+  request.follow = args.count("follow") > 0;
+  const auto interval = parse_duration(args["interval"].as<std::string>());
+  if (!interval || *interval <= 0)
+    throw UsageError("--interval '" + args["interval"].as<std::string>() + "': expected e.g. 1s");
+  request.interval = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(*interval));
+  return run_export(request);
+}
+
+}  // namespace etwaudit

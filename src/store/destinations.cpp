@@ -1,0 +1,61 @@
+#include "store/destinations.h"
+
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
+
+#include "core/error.h"
+#include "core/time_format.h"
+
+namespace etwaudit {
+
+std::string database_uuid(SQLite::Database& db) {
+  SQLite::Statement query(db, "SELECT db_uuid FROM identity LIMIT 1");
+  if (!query.executeStep()) throw Error("'" + db.getFilename() + "' has no identity (db_uuid)");
+  return query.getColumn(0).getString();
+}
+
+DestinationState open_destination(SQLite::Database& db, const std::string& name) {
+  {
+    SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+    SQLite::Statement insert(db, "INSERT INTO destinations (name, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING");
+    insert.bind(1, name);
+    insert.bind(2, static_cast<std::int64_t>(now_ns()));
+    insert.exec();
+    transaction.commit();
+  }
+  SQLite::Statement query(db, "SELECT shipped_through, rows_shipped FROM destinations WHERE name = ?");
+  query.bind(1, name);
+  DestinationState state;
+  state.name = name;
+  if (query.executeStep()) {
+    state.shipped_through = query.getColumn(0).getInt64();
+    state.rows_shipped = static_cast<std::uint64_t>(query.getColumn(1).getInt64());
+  }
+  return state;
+}
+
+void advance_destination(SQLite::Database& db, const std::string& name, std::int64_t through, std::uint64_t rows) {
+  SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+  SQLite::Statement update(db,
+                           "UPDATE destinations SET shipped_through = max(shipped_through, ?2), "
+                           "rows_shipped = rows_shipped + ?3, last_success_at = ?4, last_error = NULL, "
+                           "last_error_at = NULL WHERE name = ?1");
+  update.bind(1, name);
+  update.bind(2, through);
+  update.bind(3, static_cast<std::int64_t>(rows));
+  update.bind(4, static_cast<std::int64_t>(now_ns()));
+  update.exec();
+  transaction.commit();
+}
+
+void record_destination_error(SQLite::Database& db, const std::string& name, const std::string& error) {
+  SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+  SQLite::Statement update(db, "UPDATE destinations SET last_error = ?2, last_error_at = ?3 WHERE name = ?1");
+  update.bind(1, name);
+  update.bind(2, error);
+  update.bind(3, static_cast<std::int64_t>(now_ns()));
+  update.exec();
+  transaction.commit();
+}
+
+}  // namespace etwaudit

@@ -1,0 +1,35 @@
+#pragma once
+// Where this database's events go besides it, and how far each has them
+// (sql/0016_destinations.sql): a cursor per destination, moved only after
+// the destination has the events, so that a crash at any point sends some
+// events again and never skips one.
+//
+// These run beside a collector on a connection without the writer lock
+// (open_for_maintenance): each change is one small transaction that waits
+// for the collector's batch in progress.
+
+#include <SQLiteCpp/Database.h>
+
+#include <cstdint>
+#include <string>
+
+namespace etwaudit {
+
+// The database's own id (identity.db_uuid).
+std::string database_uuid(SQLite::Database& db);
+
+struct DestinationState {
+  std::string name;
+  std::int64_t shipped_through = 0;  // every event with an id up to this was delivered
+  std::uint64_t rows_shipped = 0;
+};
+
+// The destination's cursor; a destination seen for the first time starts at 0.
+DestinationState open_destination(SQLite::Database& db, const std::string& name);
+// The destination has every event up to through (rows more of them):
+// moves the cursor, clears the last error.
+void advance_destination(SQLite::Database& db, const std::string& name, std::int64_t through, std::uint64_t rows);
+// The last attempt failed with error; the cursor stays.
+void record_destination_error(SQLite::Database& db, const std::string& name, const std::string& error);
+
+}  // namespace etwaudit
