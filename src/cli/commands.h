@@ -17,6 +17,7 @@ int import_command(int argc, const char* const* argv);
 int query_command(int argc, const char* const* argv);
 int prune_command(int argc, const char* const* argv);
 int export_command(int argc, const char* const* argv);
+int ship_command(int argc, const char* const* argv);
 int status_command(int argc, const char* const* argv);
 int stop_command(int argc, const char* const* argv);
 int report_command(int argc, const char* const* argv);

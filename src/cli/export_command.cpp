@@ -25,7 +25,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "cli/commands.h"
@@ -35,6 +34,7 @@
 #include "core/utf8_path.h"
 #include "platform/platform.h"
 #include "query/event_feed.h"
+#include "query/event_lines.h"
 #include "store/database.h"
 #include "store/destinations.h"
 
@@ -54,55 +54,6 @@ struct ExportRequest {
   bool follow = false;
   std::chrono::milliseconds interval{1000};
 };
-
-// What every line says of where it comes from.
-struct Origin {
-  std::string host_id, host, db_uuid;
-};
-
-void append_line(std::string& out, const FeedEvent& event, const FeedProcess& process, const Origin& origin) {
-  nlohmann::ordered_json line;
-  line["event_uid"] = origin.db_uuid + ":" + std::to_string(event.event_id);
-  line["host_id"] = origin.host_id;
-  line["host"] = origin.host;
-  line["db_uuid"] = origin.db_uuid;
-  line["event_id"] = event.event_id;
-  line["time"] = format_iso8601(event.time_ns);
-  line["time_ns"] = event.time_ns;
-  line["op"] = event.op;
-  line["path"] = event.path;
-  auto optional = [&](const char* key, const auto& value) {
-    if (value)
-      line[key] = *value;
-    else
-      line[key] = nullptr;
-  };
-  optional("offset", event.offset);
-  optional("size", event.size);
-  line["count"] = event.count;
-  optional("end_offset", event.end_offset);
-  if (event.status) {
-    char hex[16];
-    std::snprintf(hex, sizeof hex, "0x%08llX", static_cast<unsigned long long>(*event.status));
-    line["status"] = hex;
-  } else {
-    line["status"] = nullptr;
-  }
-  line["pid"] = process.pid;
-  optional("tid", event.tid);
-  line["process"] = process.image;
-  if (process.start_time)
-    line["process_start"] = format_iso8601(*process.start_time);
-  else
-    line["process_start"] = nullptr;
-  optional("user", process.user);
-  optional("parent_pid", process.parent_pid);
-  optional("command_line", process.command_line);
-  optional("renamed_from", event.renamed_from);
-  optional("renamed_to", event.renamed_to);
-  out += line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  out += '\n';
-}
 
 // The export files of folder, oldest first.
 std::vector<std::filesystem::path> export_files(const std::filesystem::path& folder) {
@@ -205,7 +156,7 @@ class FolderSink {
 
 int run_export(const ExportRequest& request) {
   auto db = open_for_maintenance(request.db_path);
-  Origin origin{machine_id(), host_name(), database_uuid(*db)};
+  const EventOrigin origin{machine_id(), host_name(), database_uuid(*db)};
   DestinationState destination = open_destination(*db, request.name);
   const bool to_stdout = request.out == "-";
   std::optional<FolderSink> folder;
@@ -226,7 +177,7 @@ int run_export(const ExportRequest& request) {
       continue;
     }
     lines.clear();
-    for (const FeedEvent& event : events) append_line(lines, event, feed.process(event.process_id), origin);
+    for (const FeedEvent& event : events) append_event_line(lines, event, feed.process(event.process_id), origin);
     try {
       if (to_stdout) {
         std::cout.write(lines.data(), static_cast<std::streamsize>(lines.size()));

@@ -27,6 +27,7 @@ constexpr Command commands[] = {
     {"status", "size, contents, retention and last run of a database", etwaudit::status_command},
     {"prune", "delete the oldest raw events, keeping their totals", etwaudit::prune_command},
     {"export", "write new events as JSON lines for a log forwarder", etwaudit::export_command},
+    {"ship", "send new events to a ClickHouse server", etwaudit::ship_command},
     {"stop", "ask the collector writing a database to stop, and wait for it", etwaudit::stop_command},
 };
 

@@ -1,0 +1,30 @@
+#pragma once
+// HTTP for the destinations that take events over it (ClickHouse): one POST
+// at a time, through libcurl (Debian's libcurl4-openssl-dev; HTTPS when the
+// URL says https://, with the system's certificates). A build without
+// libcurl (Windows, for now) has none, and says so.
+
+#include <chrono>
+#include <string>
+
+namespace etwaudit {
+
+struct HttpResponse {
+  long status = 0;    // the HTTP status; 0 when no response came
+  std::string body;   // the response body
+  std::string error;  // why no response came (connection refused, timeout, ...); "" when one came
+};
+
+struct HttpCredentials {
+  std::string user, password;  // HTTP basic authentication when user is not empty
+};
+
+// Whether this build can speak HTTP.
+bool http_available();
+// POSTs body to url; never throws for a network failure (see error).
+HttpResponse http_post(const std::string& url, const std::string& body, const HttpCredentials& credentials,
+                       std::chrono::seconds timeout);
+// url with text percent-encoded for a query parameter.
+std::string url_encode(const std::string& text);
+
+}  // namespace etwaudit

@@ -1,0 +1,21 @@
+#pragma once
+// One event as one JSON object on one line: what `etwaudit export` writes and
+// what a ClickHouse destination receives (INSERT ... FORMAT JSONEachRow); the
+// fields are listed in doc/fleet.md, and the central table has a column for
+// each (query/clickhouse_schema.h).
+
+#include <string>
+
+#include "query/event_feed.h"
+
+namespace etwaudit {
+
+// Where the events come from: the machine's id and name, the database's id.
+struct EventOrigin {
+  std::string host_id, host, db_uuid;
+};
+
+// Appends event's line, with its newline, to out.
+void append_event_line(std::string& out, const FeedEvent& event, const FeedProcess& process, const EventOrigin& origin);
+
+}  // namespace etwaudit
