@@ -9,6 +9,7 @@
 #     server's reply and the cursor's commit): raw rows double, FINAL equal;
 #   - a central column dropped: ship stops with ClickHouse's message, exit 1,
 #     the cursor where it was; the column back, the next ship catches up;
+#   - collect --ship sends a run's events as it writes them, the rest at its end;
 #   - credentials in the URL are refused.
 #
 #   bash tools/check-clickhouse.sh ETWAUDIT
@@ -102,6 +103,22 @@ check "...the error in the database" "1" "$(sqlite3 "$db" 'SELECT count(*) FROM 
 q 'ALTER TABLE fleet.events ADD COLUMN renamed_to Nullable(String)'
 "$exe" ship --db "$db" --to "$url" 2>/dev/null
 check "the column back, the next ship catches up" "$((local_rows + 10))" "$(q 'SELECT count() FROM fleet.events FINAL')"
+
+# collect --ship: shipped as the collector writes, the rest when it ends.
+db2=$work/collected.db
+alone_start=$(date +%s.%N)
+"$exe" collect --source "replay:$work/events.jsonl" --db "$work/alone.db" --quiet --coalesce-ms 0 2>/dev/null
+alone_end=$(date +%s.%N)
+"$exe" collect --source "replay:$work/events.jsonl" --db "$db2" --quiet --coalesce-ms 0 --ship "$url" 2> "$work/collect.err"
+shipped_end=$(date +%s.%N)
+awk -v a="$alone_start" -v b="$alone_end" -v c="$shipped_end" 'BEGIN {
+  printf "check-clickhouse: figures: 100,000 events collected in %.2f s alone, %.2f s with --ship (ratio %.2f)\n", b - a, c - b, (b - a) / (c - b) }'
+sed 's/^/  /' "$work/collect.err" | tail -2
+uuid2=$(sqlite3 "$db2" 'SELECT db_uuid FROM identity')
+check "collect --ship: every event of the run arrived once" "$(sqlite3 "$db2" 'SELECT count(*) FROM events')" \
+  "$(q "SELECT count() FROM fleet.events FINAL WHERE db_uuid = '$uuid2'")"
+check "collect --ship: its cursor is at the last event" "$(sqlite3 "$db2" 'SELECT max(id) FROM events')" \
+  "$(sqlite3 "$db2" 'SELECT shipped_through FROM destinations')"
 
 # The fleet questions of doc/fleet.md run against the table.
 check "who touched a path, per host and process" "21" "$(q "SELECT count() FROM (SELECT host, process, user, op, count() AS events FROM fleet.events FINAL WHERE path = 'C:\\\\data\\\\f7.bin' GROUP BY host, process, user, op)")"

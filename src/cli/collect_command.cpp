@@ -2,13 +2,16 @@
 
 #include <SQLiteCpp/Statement.h>
 
+#include <atomic>
 #include <chrono>
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "cli/commands.h"
+#include "cli/shipping.h"
 #include "core/error.h"
 #include "core/glob.h"
 #include "core/human_format.h"
@@ -98,6 +101,7 @@ struct CollectRequest {
   RecordFilter filter;
   bool quiet = false;
   std::unique_ptr<EventSource> source;
+  std::optional<ShipRequest> ship;  // --ship: also send the events to ClickHouse
 };
 
 cxxopts::Options collect_options() {
@@ -132,6 +136,10 @@ cxxopts::Options collect_options() {
     ("coalesce-ms", "store a process's events of one operation on one file that begin within this many ms as "
                     "one row with a count (0: one row per event)",
       cxxopts::value<long>()->default_value(std::to_string(default_coalesce_ms)))
+    ("ship", "also send the events to this ClickHouse server as they are written: http://HOST:8123/?database=NAME "
+             "(see etwaudit ship)", cxxopts::value<std::string>())
+    ("ship-credentials-file", "with --ship: a file with the user and the password, a line each",
+      cxxopts::value<std::string>())
     ("quiet", "no status line while collecting");
   // clang-format on
   add_live_source_options(options);
@@ -164,6 +172,17 @@ CollectRequest parse_collect(const cxxopts::ParseResult& args) {
     throw UsageError("--on-error must be stop or skip, not '" + on_error + "'");
 
   request.db_path = args["db"].as<std::string>();
+  if (args.count("ship")) {
+    ShipRequest ship;
+    ship.db_path = request.db_path;
+    ship.target = parse_clickhouse_url(args["ship"].as<std::string>());
+    ship.login = clickhouse_credentials(args.count("ship-credentials-file")
+                                            ? std::optional(args["ship-credentials-file"].as<std::string>())
+                                            : std::nullopt);
+    ship.name = clickhouse_destination_name(ship.target);
+    ship.follow = true;
+    request.ship = std::move(ship);
+  }
   request.filter = record_filter(args);
   request.quiet = args.count("quiet") > 0;
   LiveSourceRequest live;
@@ -245,12 +264,35 @@ int run_collect(CollectRequest& request) {
   collection.on_warning = [&](const std::string& warning) {
     std::cerr << (show_status ? "\r\033[K" : "") << "etwaudit collect: warning: " << warning << std::endl;
   };
+  // --ship: a thread of its own sends what the writer commits, on its own
+  // connection, and what is left once collecting ends.
+  std::atomic<bool> collecting{true};
+  std::optional<ShipResult> shipped;
+  std::string ship_error;
+  std::thread shipper;
+  if (request.ship) {
+    shipper = std::thread([&] {
+      try {
+        shipped = ship_events(
+            *request.ship, [&] { return !collecting.load(); },
+            [&](const std::string& line) { collection.on_warning("shipping: " + line); });
+      } catch (const std::exception& e) {
+        ship_error = e.what();
+        collection.on_warning("shipping stopped: " + ship_error + " (the events stay in the database)");
+      }
+    });
+  }
   const auto started = std::chrono::steady_clock::now();
   CollectionResult result = run_collection(source, catalog, writer, stats, collection);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  collecting = false;
+  if (shipper.joinable()) shipper.join();
   if (show_status) std::cerr << "\r\033[K";
 
   print_summary(database.db(), writer.run_id(), source.description(), db_path, stats, result, seconds);
+  if (shipped)
+    std::cerr << "  shipped " << with_thousands(shipped->rows) << " event rows to " << request.ship->target.base
+              << " database " << request.ship->target.database << "\n";
   return result.failed ? 1 : 0;
 }
 

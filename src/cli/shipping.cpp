@@ -1,0 +1,174 @@
+#include "cli/shipping.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <regex>
+#include <thread>
+#include <vector>
+
+#include "core/error.h"
+#include "core/utf8_path.h"
+#include "platform/platform.h"
+#include "query/clickhouse_schema.h"
+#include "query/event_feed.h"
+#include "query/event_lines.h"
+#include "store/database.h"
+#include "store/destinations.h"
+
+namespace etwaudit {
+namespace {
+
+// The server's error code in a reply ("Code: 60, e.displayText() = ..."), or -1.
+int error_code(const std::string& body) {
+  static const std::regex code("Code: ([0-9]+)");
+  std::smatch match;
+  return std::regex_search(body, match, code) ? std::stoi(match[1]) : -1;
+}
+
+// Errors that another try cannot cure: the table or a column is not there,
+// the data or the statement is refused, the login is refused.
+bool permanent(int code) {
+  switch (code) {
+    case 16:   // no such column in table
+    case 26:   // cannot parse quoted string
+    case 27:   // cannot parse input
+    case 36:   // bad arguments
+    case 47:   // unknown identifier
+    case 53:   // type mismatch
+    case 60:   // unknown table
+    case 62:   // syntax error
+    case 81:   // unknown database
+    case 117:  // unknown field in the data
+    case 192:  // unknown user
+    case 193:  // wrong password
+    case 497:  // not enough privileges
+    case 516:  // authentication failed
+      return true;
+    default: return false;
+  }
+}
+
+std::string first_line(const std::string& text) {
+  const auto end = text.find('\n');
+  return text.substr(0, std::min<std::size_t>(end, 400));
+}
+
+// One statement over HTTP; Error when the server does not say yes.
+void run_statement(const ClickHouseTarget& target, const HttpCredentials& login, const std::string& statement) {
+  const HttpResponse reply = http_post(target.base, statement, login, std::chrono::seconds(60));
+  if (!reply.error.empty()) throw Error("cannot reach ClickHouse at " + target.base + ": " + reply.error);
+  if (reply.status != 200)
+    throw Error("ClickHouse at " + target.base + " refused '" + first_line(statement) + "' (HTTP " +
+                std::to_string(reply.status) + "): " + first_line(reply.body));
+}
+
+}  // namespace
+
+ClickHouseTarget parse_clickhouse_url(const std::string& url) {
+  const auto scheme_end = url.find("://");
+  const std::string scheme = scheme_end == std::string::npos ? "" : url.substr(0, scheme_end);
+  if (scheme != "http" && scheme != "https")
+    throw UsageError("'" + url + "': expected http://HOST:8123/?database=NAME (or https://)");
+  const auto authority_end = url.find_first_of("/?", scheme_end + 3);
+  const std::string authority = url.substr(scheme_end + 3, authority_end - scheme_end - 3);
+  if (authority.find('@') != std::string::npos)
+    throw UsageError(
+        "no user or password in the URL ('ps' shows it to everyone); give them in "
+        "ETWAUDIT_CLICKHOUSE_USER and ETWAUDIT_CLICKHOUSE_PASSWORD or --credentials-file FILE");
+  if (authority.empty()) throw UsageError("'" + url + "': no host");
+  ClickHouseTarget target;
+  target.base = scheme + "://" + authority + "/";
+  target.database = "etwaudit";
+  if (const auto query = url.find('?'); query != std::string::npos) {
+    static const std::regex database_parameter("(^|&)database=([A-Za-z0-9_]+)(&|$)");
+    std::smatch match;
+    const std::string parameters = url.substr(query + 1);
+    if (std::regex_search(parameters, match, database_parameter)) target.database = match[2];
+  }
+  return target;
+}
+
+HttpCredentials clickhouse_credentials(const std::optional<std::string>& file) {
+  HttpCredentials credentials;
+  if (file) {
+    std::ifstream in(utf8_path(*file));
+    if (!in) throw Error("cannot read the credentials file '" + *file + "'");
+    std::getline(in, credentials.user);
+    std::getline(in, credentials.password);
+    for (std::string* text : {&credentials.user, &credentials.password})
+      while (!text->empty() && (text->back() == '\r' || text->back() == '\n')) text->pop_back();
+    return credentials;
+  }
+  if (const char* user = std::getenv("ETWAUDIT_CLICKHOUSE_USER")) credentials.user = user;
+  if (const char* password = std::getenv("ETWAUDIT_CLICKHOUSE_PASSWORD")) credentials.password = password;
+  return credentials;
+}
+
+void create_clickhouse_tables(const ClickHouseTarget& target, const HttpCredentials& login) {
+  run_statement(target, login, clickhouse_create_database(target.database));
+  run_statement(target, login, clickhouse_create_events(target.database));
+}
+
+std::string clickhouse_destination_name(const ClickHouseTarget& target) {
+  return "clickhouse:" + target.base + "?database=" + target.database;
+}
+
+ShipResult ship_events(const ShipRequest& request, const std::function<bool()>& stop,
+                       const std::function<void(const std::string&)>& note) {
+  if (!http_available()) throw Error("this build of etwaudit has no HTTP (built without libcurl): it cannot ship");
+  auto db = open_for_maintenance(request.db_path);
+  const EventOrigin origin{machine_id(), host_name(), database_uuid(*db)};
+  DestinationState destination = open_destination(*db, request.name);
+  const std::string insert = request.target.base + "?database=" + url_encode(request.target.database) +
+                             "&query=" + url_encode("INSERT INTO events FORMAT JSONEachRow");
+  EventFeed feed(*db);
+  ShipResult result;
+  std::string lines;
+  std::chrono::seconds wait{1};
+  std::mt19937 jitter(std::random_device{}());
+  const auto started = std::chrono::steady_clock::now();
+  for (;;) {
+    const bool stopping = stop();  // then ship what is left, and end
+    feed.forget_names();
+    const std::vector<FeedEvent> events = feed.next(destination.shipped_through, request.batch);
+    if (events.empty()) {
+      if (!request.follow || stopping) break;
+      for (int i = 0; i < 10 && !stop(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
+    lines.clear();
+    for (const FeedEvent& event : events) append_event_line(lines, event, feed.process(event.process_id), origin);
+    const HttpResponse reply = http_post(insert, lines, request.login, std::chrono::seconds(300));
+    if (reply.error.empty() && reply.status == 200) {
+      destination.shipped_through = events.back().event_id;
+      advance_destination(*db, request.name, destination.shipped_through, events.size());
+      result.rows += events.size();
+      wait = std::chrono::seconds(1);
+      continue;
+    }
+    const int code = reply.error.empty() ? error_code(reply.body) : -1;
+    const std::string why = !reply.error.empty()
+                                ? "no answer: " + reply.error
+                                : "HTTP " + std::to_string(reply.status) + ": " + first_line(reply.body);
+    record_destination_error(*db, request.name, why);
+    if (permanent(code))
+      throw Error("ClickHouse refused the events and will again (" + why + "); the cursor stays at id " +
+                  std::to_string(destination.shipped_through) + ": fix the table or the login, then ship again");
+    if (!request.follow || stopping)
+      throw Error("shipping failed (" + why + "); the cursor stays: ship again later, or use --follow");
+    // A wait that doubles, with jitter, so that a fleet does not come back all at once.
+    const auto pause =
+        std::chrono::milliseconds(wait.count() * 1000 * std::uniform_int_distribution<int>(80, 120)(jitter) / 100);
+    note(why + "; trying again in " + std::to_string(pause.count() / 1000) + " s");
+    for (auto until = std::chrono::steady_clock::now() + pause; std::chrono::steady_clock::now() < until && !stop();)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    wait = std::min<std::chrono::seconds>(wait * 2, std::chrono::seconds(60));
+  }
+  result.shipped_through = destination.shipped_through;
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return result;
+}
+
+}  // namespace etwaudit

@@ -1,0 +1,58 @@
+#pragma once
+// Shipping events to ClickHouse (doc/fleet.md): what `etwaudit ship` and
+// `etwaudit collect --ship` share. The events after the destination's cursor
+// go as INSERT ... FORMAT JSONEachRow over HTTP (platform/http.h), a batch at
+// a time; the cursor moves only after the server's 200. The server's reply
+// is classified by its Code: an error it will repeat (the table, a column,
+// the data, the login) ends shipping with the message and the cursor kept;
+// any other is retried when following, after a wait that doubles up to a
+// minute with some jitter.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "platform/http.h"
+
+namespace etwaudit {
+
+struct ClickHouseTarget {
+  std::string base;      // scheme://host:port/ (no query, no credentials)
+  std::string database;  // from ?database=, or etwaudit
+};
+
+// The server of --to/--ship: http(s)://HOST:PORT/?database=NAME. UsageError
+// for anything else, and for a user or password in the URL.
+ClickHouseTarget parse_clickhouse_url(const std::string& url);
+// The login: from file (user, then password, a line each) when given, else
+// ETWAUDIT_CLICKHOUSE_USER and ETWAUDIT_CLICKHOUSE_PASSWORD.
+HttpCredentials clickhouse_credentials(const std::optional<std::string>& file);
+// CREATE DATABASE and the events table, if missing (query/clickhouse_schema.h).
+void create_clickhouse_tables(const ClickHouseTarget& target, const HttpCredentials& login);
+// The cursor's name for a server: clickhouse:URL.
+std::string clickhouse_destination_name(const ClickHouseTarget& target);
+
+struct ShipRequest {
+  std::string db_path;
+  ClickHouseTarget target;
+  HttpCredentials login;
+  std::string name;  // the cursor's
+  std::size_t batch = 50000;
+  bool follow = false;  // keep going (and retry) until stop() says so and nothing is left
+};
+
+struct ShipResult {
+  std::uint64_t rows = 0;
+  std::int64_t shipped_through = 0;
+  double seconds = 0;
+};
+
+// Ships until nothing is left (following: until stop() returns true and
+// then nothing is left). Throws Error on an error the server will repeat,
+// and, not following, on any error; note gets each retry's reason.
+ShipResult ship_events(const ShipRequest& request, const std::function<bool()>& stop,
+                       const std::function<void(const std::string&)>& note);
+
+}  // namespace etwaudit
