@@ -1152,3 +1152,20 @@ TEST_CASE("export refuses what it cannot do, with a message", "[cli][export]") {
   CHECK_THAT(not_folder.err, Catch::Contains("not a folder"));
   CHECK(query_int(db, "SELECT count(*) FROM destinations WHERE rows_shipped > 0") == 0);
 }
+
+TEST_CASE("collect takes a path glob with a comma whole, not as a list", "[cli][collect]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db");
+  auto result = run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db, "--quiet",
+                          "--exclude-path", "C:\\Users\\ada\\Documents\\Steuer, Belege*"});
+  REQUIRE(result.exit_code == 0);
+  CHECK(query_int(db, "SELECT count(*) FROM v_events WHERE path LIKE '%Steuer, Belege%'") == 0);
+  CHECK(query_int(db, "SELECT count(*) FROM v_events") > 0);
+  // --ops still takes a list.
+  const auto only = dir.file("only.db");
+  REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", only, "--quiet", "--ops",
+                    "read,write"})
+              .exit_code == 0);
+  CHECK(query_int(only, "SELECT count(*) FROM v_events WHERE op NOT IN ('read', 'write')") == 0);
+  CHECK(query_int(only, "SELECT count(DISTINCT op) FROM v_events") == 2);
+}

@@ -65,18 +65,19 @@ std::unique_ptr<EventSource> make_source(const cxxopts::ParseResult& args, LiveS
 
 RecordFilter record_filter(const cxxopts::ParseResult& args) {
   RecordFilter filter;
-  auto values = [&](const char* option) {
-    return args.count(option) ? args[option].as<std::vector<std::string>>() : std::vector<std::string>();
-  };
-  for (const auto& pattern : values("include-path"))
+  // Globs as given, each whole: a comma is a character of a file name
+  // (C:\Users\ada\Belege, 2025\*), not a list. --ops takes a list.
+  for (const auto& pattern : values_as_given(args, "include-path"))
     filter.include_paths.push_back(glob_argument("--include-path", pattern));
-  for (const auto& pattern : values("exclude-path"))
+  for (const auto& pattern : values_as_given(args, "exclude-path"))
     filter.exclude_paths.push_back(glob_argument("--exclude-path", pattern));
-  for (const auto& pattern : values("include-process"))
+  for (const auto& pattern : values_as_given(args, "include-process"))
     filter.include_processes.push_back(ProcessPattern::parse("--include-process", pattern));
-  for (const auto& pattern : values("exclude-process"))
+  for (const auto& pattern : values_as_given(args, "exclude-process"))
     filter.exclude_processes.push_back(ProcessPattern::parse("--exclude-process", pattern));
-  for (const auto& name : values("ops")) filter.ops.push_back(op_argument("--ops", name));
+  if (args.count("ops"))
+    for (const auto& name : args["ops"].as<std::vector<std::string>>())
+      filter.ops.push_back(op_argument("--ops", name));
   return filter;
 }
 
