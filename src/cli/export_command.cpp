@@ -168,7 +168,6 @@ int run_export(const ExportRequest& request) {
   std::uint64_t rows = 0;
   std::string lines;
   for (;;) {
-    feed.forget_names();
     const std::vector<FeedEvent> events = feed.next(destination.shipped_through, request.batch);
     if (events.empty()) {
       if (!request.follow || !stop_requested().empty()) break;
@@ -176,8 +175,7 @@ int run_export(const ExportRequest& request) {
       if (!stop_requested().empty()) break;
       continue;
     }
-    lines.clear();
-    for (const FeedEvent& event : events) append_event_line(lines, event, feed.process(event.process_id), origin);
+    event_lines(lines, feed, events, origin);
     try {
       if (to_stdout) {
         std::cout.write(lines.data(), static_cast<std::streamsize>(lines.size()));

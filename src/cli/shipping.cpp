@@ -131,15 +131,13 @@ ShipResult ship_events(const ShipRequest& request, const std::function<bool()>& 
   const auto started = std::chrono::steady_clock::now();
   for (;;) {
     const bool stopping = stop();  // then ship what is left, and end
-    feed.forget_names();
     const std::vector<FeedEvent> events = feed.next(destination.shipped_through, request.batch);
     if (events.empty()) {
       if (!request.follow || stopping) break;
       for (int i = 0; i < 10 && !stop(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
     }
-    lines.clear();
-    for (const FeedEvent& event : events) append_event_line(lines, event, feed.process(event.process_id), origin);
+    event_lines(lines, feed, events, origin);
     const HttpResponse reply = http_post(insert, lines, request.login, std::chrono::seconds(300));
     if (reply.error.empty() && reply.status == 200) {
       destination.shipped_through = events.back().event_id;

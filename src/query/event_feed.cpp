@@ -41,6 +41,8 @@ EventFeed::EventFeed(SQLite::Database& db)
 }
 
 std::vector<FeedEvent> EventFeed::next(std::int64_t after, std::size_t max) {
+  m_processes.clear();
+  m_files.clear();
   std::vector<FeedEvent> events;
   m_segments.reset();
   m_segments.bind(1, after);
@@ -87,12 +89,6 @@ std::vector<FeedEvent> EventFeed::next(std::int64_t after, std::size_t max) {
   }
   m_segments.reset();
   return events;
-}
-
-std::optional<std::int64_t> EventFeed::first_kept_after(std::int64_t after) {
-  std::vector<FeedEvent> one = next(after, 1);
-  if (one.empty()) return std::nullopt;
-  return one.front().event_id;
 }
 
 const FeedProcess& EventFeed::process(std::int64_t process_id) {

@@ -44,18 +44,11 @@ class EventFeed {
  public:
   explicit EventFeed(SQLite::Database& db);
 
-  // At most max events with an id above after, in id order.
+  // At most max events with an id above after, in id order. Each call reads
+  // names and processes afresh (a file named since the last batch).
   std::vector<FeedEvent> next(std::int64_t after, std::size_t max);
   // The process row of an event (cached).
   const FeedProcess& process(std::int64_t process_id);
-  // The lowest id kept above after (events pruned before it were never
-  // read); nullopt when none is.
-  std::optional<std::int64_t> first_kept_after(std::int64_t after);
-  // Reads names and processes afresh from now on (a name learned late).
-  void forget_names() {
-    m_processes.clear();
-    m_files.clear();
-  }
 
  private:
   const std::string& file_name(std::int64_t file_id);

@@ -6,6 +6,7 @@
 #include "core/time_format.h"
 
 namespace etwaudit {
+namespace {
 
 void append_event_line(std::string& out, const FeedEvent& event, const FeedProcess& process,
                        const EventOrigin& origin) {
@@ -50,6 +51,13 @@ void append_event_line(std::string& out, const FeedEvent& event, const FeedProce
   optional("renamed_to", event.renamed_to);
   out += line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   out += '\n';
+}
+
+}  // namespace
+
+void event_lines(std::string& out, EventFeed& feed, const std::vector<FeedEvent>& events, const EventOrigin& origin) {
+  out.clear();
+  for (const FeedEvent& event : events) append_event_line(out, event, feed.process(event.process_id), origin);
 }
 
 }  // namespace etwaudit

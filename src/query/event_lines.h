@@ -5,6 +5,7 @@
 // each (query/clickhouse_schema.h).
 
 #include <string>
+#include <vector>
 
 #include "query/event_feed.h"
 
@@ -15,7 +16,8 @@ struct EventOrigin {
   std::string host_id, host, db_uuid;
 };
 
-// Appends event's line, with its newline, to out.
-void append_event_line(std::string& out, const FeedEvent& event, const FeedProcess& process, const EventOrigin& origin);
+// Replaces out with the lines of events (each with its newline), their
+// processes from feed.
+void event_lines(std::string& out, EventFeed& feed, const std::vector<FeedEvent>& events, const EventOrigin& origin);
 
 }  // namespace etwaudit
