@@ -74,12 +74,20 @@ SELECT run_id, source, host, pid,
 FROM collector_runs ORDER BY run_id DESC LIMIT 1;
 
 -- section: destinations
--- (Each export or shipping destination: how far it has the events, and what is still to send.)
+-- (Each export or shipping destination: how far it has the events, and what is still to send;
+-- pruned_unshipped: rows --max-size pruned before it had them; holds_segments: segments past
+-- the collector's --keep kept because it has not had them: `etwaudit ship --forget NAME` lets it go.)
 SELECT d.name,
        d.rows_shipped AS rows_sent,
        iso_time(d.last_success_at) AS last_success,
        (SELECT count(*) FROM events e WHERE e.id > d.shipped_through) AS backlog_rows,
        (SELECT iso_time(min(coalesce(e.ts, e.id))) FROM events e WHERE e.id > d.shipped_through) AS oldest_unsent,
+       d.pruned_unshipped,
+       (SELECT CASE WHEN r.keep_ns IS NOT NULL THEN
+                 (SELECT count(*) FROM segments s
+                  WHERE s.pruned IS NULL AND s.max_time < :now - r.keep_ns AND s.last_id > d.shipped_through
+                    AND s.segment_id < (SELECT max(segment_id) FROM segments)) END
+        FROM retention r) AS holds_segments,
        d.last_error
 FROM destinations d
 ORDER BY d.name

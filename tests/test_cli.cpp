@@ -1153,6 +1153,56 @@ TEST_CASE("export refuses what it cannot do, with a message", "[cli][export]") {
   CHECK(query_int(db, "SELECT count(*) FROM destinations WHERE rows_shipped > 0") == 0);
 }
 
+TEST_CASE("a destination gone for good is let go with --forget; status shows what each one holds back",
+          "[cli][export]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db");
+  REQUIRE(
+      run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db, "--quiet"}).exit_code ==
+      0);
+  REQUIRE(run(dir, {"export", "--db", db, "--out", "-", "--batch", "3"}).exit_code == 0);
+  REQUIRE(run(dir, {"export", "--db", db, "--out", dir.file("out")}).exit_code == 0);
+  auto status = run(dir, {"status", "--db", db, "--format", "json"});
+  REQUIRE(status.exit_code == 0);
+  const auto destinations = nlohmann::json::parse(status.out)["destinations"];
+  REQUIRE(destinations.size() == 2);
+  CHECK(destinations[0]["name"] == "jsonl:-");
+  CHECK(destinations[0]["pruned_unshipped"] == 0);
+  CHECK(destinations[0]["holds_segments"].is_null());  // no --keep to hold back
+
+  // An outage longer than --keep: a collector that keeps an hour leaves the
+  // events the destinations have not had, and status says for which.
+  const auto old_events = dir.file("old.jsonl");
+  {
+    std::ofstream file(old_events);
+    for (int n = 0; n < 70000; ++n)
+      file << "{\"time\":" << 1796202000000000000LL + n * 1000000000LL  // 19 hours
+           << ",\"pid\":7,\"process\":\"C:\\\\a.exe\",\"op\":\"write\",\"path\":\"C:\\\\f.bin\",\"size\":1}\n";
+  }
+  auto kept =
+      run(dir, {"collect", "--source", "replay:" + old_events, "--db", db, "--keep", "1h", "--coalesce-ms", "0"});
+  REQUIRE(kept.exit_code == 0);
+  CHECK_THAT(kept.err, Catch::Contains("segments past their age are kept until every destination has their events"));
+  CHECK(query_int(db,
+                  "SELECT count(*) FROM events WHERE process_id = (SELECT process_id FROM processes WHERE "
+                  "image = 'C:\\a.exe')") == 70000);
+  const auto held = nlohmann::json::parse(run(dir, {"status", "--db", db, "--format", "json"}).out)["destinations"];
+  CHECK(held[0]["holds_segments"].get<int>() >= 18);  // a segment an hour, all but the last past --keep
+  CHECK(held[1]["holds_segments"] == held[0]["holds_segments"]);
+
+  auto forgot = run(dir, {"export", "--db", db, "--forget", "jsonl:-"});
+  CHECK(forgot.exit_code == 0);
+  CHECK_THAT(forgot.err, Catch::Contains("forgot 'jsonl:-'"));
+  auto unknown = run(dir, {"ship", "--db", db, "--forget", "jsonl:-"});
+  CHECK(unknown.exit_code == 1);
+  CHECK_THAT(unknown.err, Catch::Contains("no destination 'jsonl:-'") && Catch::Contains("it has 'jsonl:/"));
+  CHECK(run(dir, {"ship", "--db", db, "--forget", query_text(db, "SELECT name FROM destinations")}).exit_code == 0);
+  CHECK(query_int(db, "SELECT count(*) FROM destinations") == 0);
+  // Nothing holds it back now.
+  CHECK(run(dir, {"prune", "--db", db, "--older-than", "1h"}).exit_code == 0);
+  CHECK(query_int(db, "SELECT count(*) FROM events") <= 3600);
+}
+
 TEST_CASE("collect takes a path glob with a comma whole, not as a list", "[cli][collect]") {
   TempDir dir;
   const auto db = dir.file("audit.db");

@@ -12,6 +12,7 @@
 #include "pipeline/collection.h"
 #include "store/activity_columns.h"
 #include "store/database.h"
+#include "store/destinations.h"
 #include "store/event_writer.h"
 #include "store/retention.h"
 #include "temp_dir.h"
@@ -208,6 +209,76 @@ TEST_CASE("a rename's names go with its events when they are pruned", "[retentio
   pruner.prune(RetentionPolicy{ns_per_hour, std::nullopt}, f.writer.last_event_time());
   CHECK(f.db.execAndGet("SELECT count(*) FROM renames").getInt64() == 2);
   CHECK(f.db.execAndGet("SELECT count(*) FROM v_events WHERE renamed_to = '/srv/b.txt'").getInt64() == 2);
+}
+
+TEST_CASE("under --keep a segment waits until every destination has its events", "[retention][destinations]") {
+  WriterFixture f(100);
+  RandomEvents input;
+  auto batch = input.batch(f.catalog, 1000);  // ten segments
+  f.writer.write_batch(batch, f.stats);
+  const std::int64_t rows = f.db.execAndGet("SELECT count(*) FROM events").getInt64();
+  const DestinationState jsonl = open_destination(f.db, "jsonl:/var/log/etwaudit");
+  open_destination(f.db, "clickhouse:http://central:8123/?database=fleet");
+  REQUIRE(jsonl.shipped_through == 0);
+  Pruner pruner(f.db);
+  const RetentionPolicy keep{1, std::nullopt};  // everything is past its age
+  const std::int64_t later = f.writer.last_event_time() + ns_per_hour;
+
+  // An outage longer than --keep: nothing goes, and the prune says why.
+  PruneResult pruned = pruner.prune(keep, later);
+  CHECK(pruned.segments == 0);
+  CHECK(pruned.held_segments == 9);
+  CHECK(f.db.execAndGet("SELECT count(*) FROM events").getInt64() == rows);
+
+  // One destination has the first half, the other everything: the first half goes.
+  const std::int64_t half =
+      f.db.execAndGet("SELECT last_id FROM segments ORDER BY segment_id LIMIT 1 OFFSET 4").getInt64();
+  advance_destination(f.db, "jsonl:/var/log/etwaudit", half, 0);
+  advance_destination(f.db, "clickhouse:http://central:8123/?database=fleet", INT64_MAX, 0);
+  pruned = pruner.prune(keep, later);
+  CHECK(pruned.segments == 5);
+  CHECK(pruned.held_segments == 4);
+  CHECK(pruned.unshipped_rows == 0);
+  CHECK(f.db.execAndGet("SELECT min(id) FROM events").getInt64() > half);
+
+  // The lagging destination let go: the rest but the newest goes.
+  forget_destination(f.db, "jsonl:/var/log/etwaudit");
+  pruned = pruner.prune(keep, later);
+  CHECK(pruned.segments == 4);
+  CHECK(pruned.held_segments == 0);
+  CHECK_THROWS_WITH(forget_destination(f.db, "jsonl:-"),
+                    Catch::Contains("no destination 'jsonl:-'") &&
+                        Catch::Contains("'clickhouse:http://central:8123/?database=fleet'"));
+  CHECK(stored_totals(f.db) == input.expected);
+}
+
+TEST_CASE("under --max-size segments go all the same, and each destination counts the rows it never had",
+          "[retention][destinations]") {
+  WriterFixture f(100);
+  RandomEvents input;
+  auto batch = input.batch(f.catalog, 1000);
+  f.writer.write_batch(batch, f.stats);
+  open_destination(f.db, "behind");
+  open_destination(f.db, "partway");
+  open_destination(f.db, "ahead");
+  // partway has 150 rows: the first segment and half the second (ids grow by time).
+  advance_destination(f.db, "partway",
+                      f.db.execAndGet("SELECT id FROM events ORDER BY id LIMIT 1 OFFSET 149").getInt64(), 150);
+  advance_destination(f.db, "ahead", INT64_MAX, 0);
+  Pruner pruner(f.db);
+  const PruneResult pruned = pruner.prune(RetentionPolicy{std::nullopt, 1}, f.writer.last_event_time());
+  REQUIRE(pruned.segments == 9);
+  const std::int64_t gone = static_cast<std::int64_t>(pruned.rows);
+  auto unshipped = [&](const char* name) {
+    SQLite::Statement query(f.db, "SELECT pruned_unshipped FROM destinations WHERE name = ?");
+    query.bind(1, name);
+    REQUIRE(query.executeStep());
+    return query.getColumn(0).getInt64();
+  };
+  CHECK(unshipped("behind") == gone);
+  CHECK(unshipped("partway") == gone - 150);
+  CHECK(unshipped("ahead") == 0);
+  CHECK(pruned.unshipped_rows == static_cast<std::uint64_t>(gone));
 }
 
 TEST_CASE("pruning times SQLite's checkpoint after a commit apart from the lock, and leaves it as it was",

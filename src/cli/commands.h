@@ -35,6 +35,8 @@ std::optional<cxxopts::ParseResult> parse_options(cxxopts::Options& options, int
 std::vector<std::string> values_as_given(const cxxopts::ParseResult& args, const std::string& option);
 // The retention options --KEEP_OPTION and --max-size; throws UsageError.
 RetentionPolicy retention_arguments(const cxxopts::ParseResult& args, const char* keep_option);
+// --forget NAME of ship and export: lets the destination go (store/destinations.h).
+int forget_destination_command(const char* command, const cxxopts::ParseResult& args);
 // The filters of query and report (--since, --until, --process, --path,
 // --user, --failed, --op), in their own group of the help.
 void add_filter_options(cxxopts::Options& options);

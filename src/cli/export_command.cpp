@@ -220,11 +220,14 @@ int export_command(int argc, const char* const* argv) {
     ("keep-files", "delete the oldest files beyond this many", cxxopts::value<std::size_t>()->default_value("20"))
     ("follow", "keep exporting what the collector writes, until Ctrl+C or SIGTERM")
     ("interval", "with --follow, look for new events this often: 1s, 500ms",
-      cxxopts::value<std::string>()->default_value("1s"));
+      cxxopts::value<std::string>()->default_value("1s"))
+    ("forget", "let the export NAME go for good: its cursor no longer holds --keep back; exports nothing",
+      cxxopts::value<std::string>());
   // clang-format on
   const auto parsed = parse_options(options, argc, argv);
   if (!parsed) return 0;
   const cxxopts::ParseResult& args = *parsed;
+  if (args.count("forget")) return forget_destination_command("etwaudit export", args);
   ExportRequest request;
   request.db_path = args["db"].as<std::string>();
   if (args["format"].as<std::string>() != "jsonl")

@@ -8,6 +8,8 @@
 #include "core/human_format.h"
 #include "core/time_format.h"
 #include "query/filters.h"
+#include "store/database.h"
+#include "store/destinations.h"
 
 namespace etwaudit {
 
@@ -33,6 +35,14 @@ std::vector<std::string> values_as_given(const cxxopts::ParseResult& args, const
   for (const cxxopts::KeyValue& argument : args.arguments())
     if (argument.key() == option) values.push_back(argument.value());
   return values;
+}
+
+int forget_destination_command(const char* command, const cxxopts::ParseResult& args) {
+  const std::string name = args["forget"].as<std::string>();
+  auto db = open_for_maintenance(args["db"].as<std::string>());
+  forget_destination(*db, name);
+  std::cerr << command << ": forgot '" << name << "': its cursor no longer holds retention back\n";
+  return 0;
 }
 
 RetentionPolicy retention_arguments(const cxxopts::ParseResult& args, const char* keep_option) {

@@ -51,6 +51,13 @@ int prune_command(int argc, const char* const* argv) {
             << ", " << counted(result.segments, "segment") << ") in " << counted(result.transactions, "transaction")
             << ", the longest " << longest << "; in use " << human_bytes(used_before) << " -> "
             << human_bytes(used_bytes(*db)) << " (freed pages are reused by new events)\n";
+  if (result.unshipped_rows > 0)
+    std::cerr << "etwaudit prune: " << counted(result.unshipped_rows, "event row")
+              << " went before a destination had them (--max-size; etwaudit status: pruned_unshipped)\n";
+  if (result.held_segments > 0)
+    std::cerr << "etwaudit prune: " << counted(result.held_segments, "segment")
+              << " past --older-than kept: a destination has not had their events yet (etwaudit status shows "
+                 "which; etwaudit ship --forget NAME lets one go)\n";
   if (result.over_size)
     std::cerr << "etwaudit prune: warning: still over 90 % of --max-size: what is left is the newest segment, names, "
                  "runs and long-term totals\n";

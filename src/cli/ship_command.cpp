@@ -29,11 +29,14 @@ int ship_command(int argc, const char* const* argv) {
       cxxopts::value<std::string>())
     ("name", "the cursor's name (default: clickhouse: and the URL)", cxxopts::value<std::string>())
     ("batch", "events per INSERT", cxxopts::value<std::size_t>()->default_value("50000"))
-    ("follow", "keep shipping what the collector writes, retrying after errors, until Ctrl+C or SIGTERM");
+    ("follow", "keep shipping what the collector writes, retrying after errors, until Ctrl+C or SIGTERM")
+    ("forget", "let the destination NAME (a server or an export, as etwaudit status names it) go for good: its "
+               "cursor no longer holds --keep back; ships nothing", cxxopts::value<std::string>());
   // clang-format on
   const auto parsed = parse_options(options, argc, argv);
   if (!parsed) return 0;
   const cxxopts::ParseResult& args = *parsed;
+  if (args.count("forget")) return forget_destination_command("etwaudit ship", args);
   if (!args.count("to")) throw UsageError("give --to http://HOST:8123/?database=NAME");
   ShipRequest request;
   request.target = parse_clickhouse_url(args["to"].as<std::string>());

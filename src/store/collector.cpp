@@ -139,6 +139,12 @@ void Collector::prune(std::chrono::milliseconds budget) {
   // Over with nothing to prune for several rounds in a row (closing the
   // newest segment, above, gives the next round something): say so once.
   m_over_size_rounds = round.over_size ? m_over_size_rounds + 1 : 0;
+  if (round.held_segments > 0 && !m_warned_held && m_warn) {
+    m_warn("--keep: " + with_thousands(round.held_segments) +
+           " segments past their age are kept until every destination has their events (etwaudit status shows "
+           "the backlog; etwaudit ship --forget NAME lets a destination that is gone for good go)");
+    m_warned_held = true;
+  }
   cut_wal();
   if (m_over_size_rounds == 5 && m_warn)
     m_warn("--max-size: nothing more can be pruned, and names, runs and long-term totals alone take " +

@@ -124,6 +124,7 @@ class Collector {
   std::optional<Pruner> m_pruner;  // see pruner()
   PruneResult m_pruned;
   int m_over_size_rounds = 0;  // rounds in a row that ended over the cap
+  bool m_warned_held = false;  // said that --keep waits for a destination
   bool m_warned_disk_low = false;
   std::uint64_t m_batch_growth = 0;  // bytes the last batch added to the pages in use
   std::int64_t m_wal_limit = wal_size_limit;

@@ -48,6 +48,20 @@ void advance_destination(SQLite::Database& db, const std::string& name, std::int
   transaction.commit();
 }
 
+void forget_destination(SQLite::Database& db, const std::string& name) {
+  SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+  SQLite::Statement remove(db, "DELETE FROM destinations WHERE name = ?");
+  remove.bind(1, name);
+  if (remove.exec() == 0) {
+    std::string names;
+    SQLite::Statement all(db, "SELECT name FROM destinations ORDER BY name");
+    while (all.executeStep()) names += (names.empty() ? "" : ", ") + ("'" + all.getColumn(0).getString() + "'");
+    throw Error("no destination '" + name + "' in '" + db.getFilename() + "' (" +
+                (names.empty() ? std::string("it has none") : "it has " + names) + ")");
+  }
+  transaction.commit();
+}
+
 void record_destination_error(SQLite::Database& db, const std::string& name, const std::string& error) {
   SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
   SQLite::Statement update(db, "UPDATE destinations SET last_error = ?2, last_error_at = ?3 WHERE name = ?1");

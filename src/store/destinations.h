@@ -29,6 +29,10 @@ DestinationState open_destination(SQLite::Database& db, const std::string& name)
 // The destination has every event up to through (rows more of them):
 // moves the cursor, clears the last error.
 void advance_destination(SQLite::Database& db, const std::string& name, std::int64_t through, std::uint64_t rows);
+// Lets a destination that is gone for good go: its cursor no longer holds
+// retention back (sql/0017). Error, naming the destinations there are, when
+// there is none of that name.
+void forget_destination(SQLite::Database& db, const std::string& name);
 // The last attempt failed with error; the cursor stays.
 void record_destination_error(SQLite::Database& db, const std::string& name, const std::string& error);
 

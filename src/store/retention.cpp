@@ -68,6 +68,7 @@ void PruneResult::add(const PruneResult& round) {
   transactions += round.transactions;
   total_hours += round.total_hours;
   folded_segments += round.folded_segments;
+  unshipped_rows += round.unshipped_rows;
   if (round.longest_transaction > longest_transaction) {
     longest_transaction = round.longest_transaction;
     longest_work = round.longest_work;
@@ -99,9 +100,11 @@ Pruner::Pruner(SQLite::Database& db)
       m_oldest(db,
                "SELECT segment_id FROM segments WHERE pruned IS NULL AND segment_id < (SELECT max(segment_id) FROM "
                "segments) ORDER BY segment_id LIMIT 1"),
+      // ...and that every destination has (sql/0017).
       m_oldest_expired(db,
                        "SELECT segment_id FROM segments WHERE max_time < ?1 AND pruned IS NULL AND segment_id < "
-                       "(SELECT max(segment_id) FROM segments) ORDER BY segment_id LIMIT 1"),
+                       "(SELECT max(segment_id) FROM segments) AND last_id <= (SELECT coalesce(min(shipped_through), "
+                       "9223372036854775807) FROM destinations) ORDER BY segment_id LIMIT 1"),
       m_segment(db, "SELECT first_id, last_id, max_time, slot FROM segments WHERE segment_id = ?1 AND pruned IS NULL"),
       m_fold(db, fold_sql()),
       // The first id of the slot's next kept segment (NULL: none is left),
@@ -118,6 +121,9 @@ Pruner::Pruner(SQLite::Database& db)
       m_delete_activity(db, "DELETE FROM activity WHERE segment_id = ?1"),
       m_delete_segment(db, "DELETE FROM segments WHERE segment_id = ?1"),
       m_delete_renames(db, "DELETE FROM renames WHERE event_id BETWEEN ?1 AND ?2"),
+      m_held(db,
+             "SELECT count(*) FROM segments WHERE max_time < ?1 AND pruned IS NULL AND segment_id < (SELECT "
+             "max(segment_id) FROM segments) AND last_id > (SELECT min(shipped_through) FROM destinations)"),
       // The oldest hour whose segments are all pruned, and that has more
       // than one or hourly totals already (one alone is its hour's totals).
       m_foldable_hour(db,
@@ -168,6 +174,7 @@ void Pruner::prune_segment(std::int64_t segment_id, PruneResult& result) {
   count.executeStep();
   const std::int64_t rows = count.getColumn(0).getInt64(), events = count.getColumn(1).getInt64();
 
+  const std::int64_t unshipped = count_unshipped(slot, first_id, last_id);
   remove_rows(segment_id, slot, first_id, last_id, rows);
   // Its activity rows stay as its hourly totals (sql/0007) until its hour
   // is folded into hour_totals (fold_hour).
@@ -186,6 +193,27 @@ void Pruner::prune_segment(std::int64_t segment_id, PruneResult& result) {
   result.segments += 1;
   result.rows += static_cast<std::uint64_t>(rows);
   result.events += static_cast<std::uint64_t>(events);
+  result.unshipped_rows += static_cast<std::uint64_t>(unshipped);
+}
+
+std::int64_t Pruner::count_unshipped(int slot, std::int64_t first_id, std::int64_t last_id) {
+  // Only under max_bytes: under keep a segment waits for every destination.
+  SQLite::Statement behind(m_db, "SELECT name, shipped_through FROM destinations WHERE shipped_through < ?1");
+  behind.bind(1, last_id);
+  std::int64_t most = 0;
+  while (behind.executeStep()) {
+    SQLite::Statement rows(m_db, "SELECT count(*) FROM " + event_table(slot) + " WHERE id BETWEEN ?1 AND ?2");
+    rows.bind(1, std::max(first_id, behind.getColumn(1).getInt64() + 1));
+    rows.bind(2, last_id);
+    rows.executeStep();
+    const std::int64_t count = rows.getColumn(0).getInt64();
+    SQLite::Statement add(m_db, "UPDATE destinations SET pruned_unshipped = pruned_unshipped + ?2 WHERE name = ?1");
+    add.bind(1, behind.getColumn(0).getString());
+    add.bind(2, count);
+    add.exec();
+    most = std::max(most, count);
+  }
+  return most;
 }
 
 void Pruner::remove_rows(std::int64_t segment_id, int slot, std::int64_t first_id, std::int64_t last_id,
@@ -367,6 +395,12 @@ PruneResult Pruner::prune(const RetentionPolicy& policy, std::int64_t now, std::
     if (after_transaction) after_transaction();
   }
   if (!result.budget_spent) result.over_size = over_size();
+  if (policy.keep_ns) {
+    m_held.bind(1, now - *policy.keep_ns);
+    m_held.executeStep();
+    result.held_segments = static_cast<std::uint64_t>(m_held.getColumn(0).getInt64());
+    m_held.reset();
+  }
   return result;
 }
 

@@ -20,10 +20,14 @@
 // every commit hour_totals plus activity count every event ever written
 // (sql/0003_retention.sql, sql/0007_pruned_segments.sql).
 //
-// A segment goes when its newest event is older than keep, or while the pages
+// A segment goes when its newest event is older than keep and every
+// destination has its events (sql/0017: an outage longer than keep leaves
+// the backlog in place), or while the pages
 // in use exceed max_bytes less a headroom (a tenth of it, or what the next
 // batches are expected to add) (pages freed by deletes are reused by later
-// inserts, so the file stops growing near the cap). The newest segment is
+// inserts, so the file stops growing near the cap); what that takes before a
+// destination had it is counted in destinations.pruned_unshipped. The newest
+// segment is
 // never pruned: a collector may still be adding to it. Names, processes,
 // runs and minute_totals are never pruned. The totals of pruned hours
 // (hour_totals rows and pruned segments' activity rows) are dropped only for
@@ -71,6 +75,8 @@ struct PruneResult {
   const char* longest_work = "";                     // what it did: "segment", "fold" or "totals"
   std::chrono::microseconds longest_checkpoint{0};   // longest WAL checkpoint after one (without the lock)
   std::chrono::microseconds total_time{0};           // all transactions together
+  std::uint64_t unshipped_rows = 0;                  // event rows deleted before a destination had them
+  std::uint64_t held_segments = 0;                   // segments past keep that a destination has not had yet
   bool over_size = false;                            // still over max_bytes with nothing left to prune
   bool budget_spent = false;                         // stopped at the time budget with more to prune
 
@@ -121,6 +127,9 @@ class Pruner {
   std::int64_t due_segment(const RetentionPolicy& policy, std::int64_t now);
   // Deletes one segment in one transaction; adds to result.
   void prune_segment(std::int64_t segment_id, PruneResult& result);
+  // In prune_segment: counts the rows of a segment that destinations had not
+  // received yet, in destinations.pruned_unshipped; returns the most of them.
+  std::int64_t count_unshipped(int slot, std::int64_t first_id, std::int64_t last_id);
   // In prune_segment: removes the segment's event rows, or leaves them for
   // their slot to be emptied.
   void remove_rows(std::int64_t segment_id, int slot, std::int64_t first_id, std::int64_t last_id, std::int64_t rows);
@@ -146,6 +155,7 @@ class Pruner {
   SQLite::Statement m_delete_activity;
   SQLite::Statement m_delete_segment;
   SQLite::Statement m_delete_renames;               // a pruned segment's renames (sql/0013)
+  SQLite::Statement m_held;                         // segments past keep held for a destination
   SQLite::Statement m_foldable_hour;                // the hour fold_hour folds
   SQLite::Statement m_hour_segments;                // its pruned segments and their activity rows
   bool m_may_fold = true;                           // false: fold_hour found nothing since the last segment was pruned

@@ -1,0 +1,11 @@
+-- Schema v17: retention and the destinations.
+--
+-- Under --keep (age), a segment goes only once every destination has its
+-- events (segments.last_id <= destinations.shipped_through): an outage
+-- longer than --keep leaves the backlog in the database. A destination that
+-- is gone for good is let go with `etwaudit ship --forget NAME`.
+--
+-- Under --max-size (the hard cap) a segment goes all the same; the event
+-- rows it took that a destination had not received are counted here, per
+-- destination, and shown by `etwaudit status`.
+ALTER TABLE destinations ADD COLUMN pruned_unshipped INTEGER NOT NULL DEFAULT 0;
