@@ -45,14 +45,15 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
-// Starts etwaudit with args; stdout and stderr go to files in dir.
-pid_t spawn(const TempDir& dir, const std::vector<std::string>& args) {
+// Starts etwaudit with args; stdout and stderr go to files in dir, stdin
+// comes from input (/dev/null when none).
+pid_t spawn(const TempDir& dir, const std::vector<std::string>& args, const std::string& input = "/dev/null") {
   const std::string out = dir.file("stdout.txt"), err = dir.file("stderr.txt");
   pid_t pid = fork();
   if (pid == 0) {
     int out_fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int err_fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int null_fd = open("/dev/null", O_RDONLY);
+    int null_fd = open(input.c_str(), O_RDONLY);
     dup2(out_fd, 1);
     dup2(err_fd, 2);
     dup2(null_fd, 0);
@@ -72,9 +73,9 @@ int wait_for(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-Result run(const TempDir& dir, const std::vector<std::string>& args) {
+Result run(const TempDir& dir, const std::vector<std::string>& args, const std::string& input = "/dev/null") {
   Result result;
-  result.exit_code = wait_for(spawn(dir, args));
+  result.exit_code = wait_for(spawn(dir, args, input));
   result.out = read_file(dir.file("stdout.txt"));
   result.err = read_file(dir.file("stderr.txt"));
   return result;
@@ -1201,6 +1202,36 @@ TEST_CASE("a destination gone for good is let go with --forget; status shows wha
   // Nothing holds it back now.
   CHECK(run(dir, {"prune", "--db", db, "--older-than", "1h"}).exit_code == 0);
   CHECK(query_int(db, "SELECT count(*) FROM events") <= 3600);
+}
+
+TEST_CASE("replay:- reads standard input, and a named pipe waits for a writer that starts later", "[cli][collect]") {
+  TempDir dir;
+  const auto input = dir.file("events.jsonl");
+  {
+    std::ofstream file(input);
+    for (int n = 0; n < 25; ++n) file << spread_replay_line(n);
+  }
+  SECTION("standard input") {
+    const auto db = dir.file("stdin.db");
+    auto from_stdin = run(dir, {"collect", "--source", "replay:-", "--db", db, "--coalesce-ms", "0"}, input);
+    CHECK(from_stdin.exit_code == 0);
+    CHECK_THAT(from_stdin.err, Catch::Contains("received 25, written 25"));
+    CHECK(query_int(db, "SELECT count(*) FROM events") == 25);
+  }
+  SECTION("a FIFO whose writer comes a second later") {
+    const auto db = dir.file("fifo.db"), fifo = dir.file("late.fifo");
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    const pid_t collector = spawn(dir, {"collect", "--source", "replay:" + fifo, "--db", db, "--coalesce-ms", "0"});
+    std::this_thread::sleep_for(1s);
+    int status = 0;
+    CHECK(waitpid(collector, &status, WNOHANG) == 0);  // still waiting, not ended with 0 events
+    {
+      std::ofstream writer(fifo);
+      writer << read_file(input);
+    }
+    CHECK(wait_for(collector) == 0);
+    CHECK(query_int(db, "SELECT count(*) FROM events") == 25);
+  }
 }
 
 TEST_CASE("collect takes a path glob with a comma whole, not as a list", "[cli][collect]") {

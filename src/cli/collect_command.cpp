@@ -47,7 +47,7 @@ std::unique_ptr<EventSource> make_source(const cxxopts::ParseResult& args, LiveS
   if (spec.rfind("replay:", 0) == 0) {
     std::string path = spec.substr(7);
     if (path.empty()) throw UsageError("--source replay: needs a file, e.g. --source replay:events.jsonl");
-    if (!std::filesystem::exists(utf8_path(path))) throw Error("replay file '" + path + "' does not exist");
+    if (path != "-" && !std::filesystem::exists(utf8_path(path))) throw Error("replay file '" + path + "' does not exist");
     return std::make_unique<ReplaySource>(path, on_bad_input, std::cerr);
   }
   if (spec.empty() || spec == live_source_name()) {
@@ -113,7 +113,8 @@ cxxopts::Options collect_options() {
   options.add_options()
     ("source", std::string("where events come from: ") +
                (*live_source_name() ? std::string(live_source_name()) + " (live, the default) or " : "") +
-               "replay:FILE.jsonl (one JSON event per line; see README)",
+               "replay:FILE.jsonl (one JSON event per line; see README; replay:- reads standard input, "
+               "and a named pipe is read until its writer closes it)",
       cxxopts::value<std::string>())
     ("db", "database to write (created if missing)", cxxopts::value<std::string>()->default_value("audit.db"))
     ("duration", "stop after this long: 90s, 15m, 2h", cxxopts::value<std::string>())
@@ -223,6 +224,9 @@ void print_summary(SQLite::Database& db, std::int64_t run_id, const std::string&
     std::snprintf(longest, sizeof longest, "%.1f ms", result.pruned.longest_transaction.count() / 1000.0);
     std::cerr << "  pruned " << with_thousands(result.pruned.events) << " old events in "
               << with_thousands(result.pruned.transactions) << " transactions (the longest " << longest << ")\n";
+    if (result.pruned.unshipped_rows > 0)
+      std::cerr << "  --max-size pruned " << with_thousands(result.pruned.unshipped_rows)
+                << " event rows before a destination had them (etwaudit status: pruned_unshipped)\n";
   }
 }
 

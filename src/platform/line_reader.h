@@ -12,6 +12,7 @@ namespace etwaudit {
 
 class LineReader {
  public:
+  // path "-": standard input.
   explicit LineReader(const std::string& path);
   ~LineReader();
   LineReader(const LineReader&) = delete;
@@ -39,6 +40,8 @@ class LineReader {
   std::string m_buffer;     // bytes read but not yet returned
   std::size_t m_start = 0;  // where the next line starts in m_buffer
   bool m_eof = false;
+  bool m_fifo = false;         // a named pipe: its end is a writer that came and went
+  bool m_writer_seen = false;  // one has had it open
 };
 
 }  // namespace etwaudit

@@ -1,5 +1,5 @@
 // Windows: plain _read in binary mode (replays come from files there), the
-// file opened by its UTF-16 name.
+// file opened by its UTF-16 name; "-" is standard input.
 
 #include <fcntl.h>
 #include <io.h>
@@ -13,7 +13,12 @@
 namespace etwaudit {
 
 LineReader::LineReader(const std::string& path) {
-  m_fd = ::_wopen(to_wide(path).c_str(), _O_RDONLY | _O_BINARY);  // by its UTF-16 name
+  if (path == "-") {
+    m_fd = ::_dup(0);
+    if (m_fd >= 0) ::_setmode(m_fd, _O_BINARY);
+  } else {
+    m_fd = ::_wopen(to_wide(path).c_str(), _O_RDONLY | _O_BINARY);  // by its UTF-16 name
+  }
   if (m_fd < 0) m_error = std::strerror(errno);
 }
 
