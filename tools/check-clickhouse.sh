@@ -10,6 +10,11 @@
 #   - a central column dropped: ship stops with ClickHouse's message, exit 1,
 #     the cursor where it was; the column back, the next ship catches up;
 #   - collect --ship sends a run's events as it writes them, the rest at its end;
+#   - the shipper killed (SIGKILL) between the server's yes and its cursor's
+#     commit (a proxy kills it): the next ship makes FINAL equal again;
+#   - the server killed mid-ship while a collector keeps writing, started
+#     again: every event arrives once;
+#   - an outage longer than the collector's --keep: nothing unsent is pruned;
 #   - credentials in the URL are refused.
 #
 #   bash tools/check-clickhouse.sh ETWAUDIT
@@ -43,12 +48,19 @@ XML
 cat > "$work/users.xml" <<'XML'
 <yandex><profiles><default/></profiles><users><default><password></password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></default></users><quotas><default/></quotas></yandex>
 XML
-clickhouse-server --config-file="$work/config.xml" >/dev/null 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$work"' EXIT
 q() { clickhouse-client --host 127.0.0.1 --port "$tcp" --query "$1"; }
-for _ in $(seq 200); do q 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.1; done
-q 'SELECT 1' >/dev/null || { echo "check-clickhouse: the server did not start"; cat "$work/error.log"; exit 1; }
+server=
+start_server() {
+  clickhouse-server --config-file="$work/config.xml" >/dev/null 2>&1 &
+  server=$!
+  for _ in $(seq 300); do q 'SELECT 1' >/dev/null 2>&1 && return; sleep 0.1; done
+  echo "check-clickhouse: the server did not start"; cat "$work/error.log"; exit 1
+}
+stop_server() {  # as a crash or a power cut: SIGKILL
+  kill -9 "$server" 2>/dev/null; wait "$server" 2>/dev/null || true
+}
+trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; [[ -n "${proxy:-}" ]] && kill $proxy 2>/dev/null; [[ -n "${KEEP:-}" ]] || rm -rf "$work"' EXIT
+start_server
 
 fail=0
 check() {  # what, expected, got
@@ -119,6 +131,118 @@ check "collect --ship: every event of the run arrived once" "$(sqlite3 "$db2" 'S
   "$(q "SELECT count() FROM fleet.events FINAL WHERE db_uuid = '$uuid2'")"
 check "collect --ship: its cursor is at the last event" "$(sqlite3 "$db2" 'SELECT max(id) FROM events')" \
   "$(sqlite3 "$db2" 'SELECT shipped_through FROM destinations')"
+
+# Killed between the server's yes and the cursor's commit: a proxy in front
+# of the server passes the second INSERT on and, once the server has said
+# yes, kills the shipper with SIGKILL before the reply reaches it.
+cat > "$work/proxy.py" <<'PY'
+import http.server, os, signal, sys, urllib.error, urllib.parse, urllib.request
+upstream, pid_file, kill_at, port_file = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+class Proxy(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    inserts = 0
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        request = urllib.request.Request(upstream + self.path, data=body, method="POST")
+        for name in ("Content-Type", "Content-Encoding", "Authorization"):
+            if self.headers.get(name): request.add_header(name, self.headers[name])
+        try:
+            with urllib.request.urlopen(request) as reply: status, data = reply.status, reply.read()
+        except urllib.error.HTTPError as error: status, data = error.code, error.read()
+        if status == 200 and "INSERT" in urllib.parse.unquote(self.path):
+            Proxy.inserts += 1
+            if Proxy.inserts == kill_at:
+                with open(pid_file) as f: os.kill(int(f.read()), signal.SIGKILL)
+                self.close_connection = True
+                return
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+    def log_message(self, *args): pass
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+with open(port_file, "w") as f: f.write(str(server.server_port))
+server.serve_forever()
+PY
+python3 "$work/proxy.py" "http://127.0.0.1:$http" "$work/shipper.pid" 2 "$work/proxy.port" &
+proxy=$!
+for _ in $(seq 100); do [[ -s "$work/proxy.port" ]] && break; sleep 0.05; done
+db3=$work/killed.db
+"$exe" collect --source "replay:$work/events.jsonl" --db "$db3" --quiet --coalesce-ms 0 2>/dev/null
+uuid3=$(sqlite3 "$db3" 'SELECT db_uuid FROM identity')
+"$exe" ship --db "$db3" --to "http://127.0.0.1:$(cat "$work/proxy.port")/?database=fleet" --name central --batch 20000 \
+  2>/dev/null &
+echo $! > "$work/shipper.pid"
+set +e
+wait "$(cat "$work/shipper.pid")"
+status=$?
+set -e
+kill $proxy 2>/dev/null; wait $proxy 2>/dev/null || true; proxy=
+check "killed after the server's yes to its second batch (SIGKILL)" "137" "$status"
+check "...the server has two batches" "40000" "$(q "SELECT count() FROM fleet.events FINAL WHERE db_uuid = '$uuid3'")"
+check "...the cursor has one" "20000" "$(sqlite3 "$db3" 'SELECT rows_shipped FROM destinations')"
+"$exe" ship --db "$db3" --to "$url" --name central 2>/dev/null  # the same cursor, the server without the proxy
+check "...the next ship: every event once (FINAL)" "$(sqlite3 "$db3" 'SELECT count(*) FROM events')" \
+  "$(q "SELECT count() FROM fleet.events FINAL WHERE db_uuid = '$uuid3'")"
+check "...the second batch went twice (raw rows)" "120000" "$(q "SELECT count() FROM fleet.events WHERE db_uuid = '$uuid3'")"
+
+# The server killed mid-ship while a collector keeps writing, and started
+# again: the collector goes on, the shipper retries, everything arrives once.
+db4=$work/outage.db
+python3 - "$work/stream.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[1], "w") as out:
+    for n in range(150000):
+        out.write(json.dumps({"time": 1796210000000000000 + n * 1000000, "pid": 300 + n % 5, "process": "C:\\svc%d.exe" % (n % 5),
+                              "op": ["read", "write"][n % 2], "path": "C:\\logs\\l%d.txt" % (n % 50), "size": n % 1000}) + "\n")
+PY
+# 25,000 events a second for six seconds, through standard input.
+python3 -c '
+import sys, time
+lines = open(sys.argv[1]).readlines()
+for i in range(0, len(lines), 2500):
+    sys.stdout.write("".join(lines[i:i + 2500])); sys.stdout.flush(); time.sleep(0.1)
+' "$work/stream.jsonl" | "$exe" collect --source replay:- --db "$db4" --coalesce-ms 0 --ship "$url" 2> "$work/outage.err" &
+collector=$!
+sleep 1.5
+stop_server
+sleep 2.5
+start_server
+set +e
+wait $collector
+status=$?
+set -e
+uuid4=$(sqlite3 "$db4" 'SELECT db_uuid FROM identity')
+check "server killed mid-ship: the collector ends well" "0" "$status"
+check "...and wrote every event" "150000" "$(sqlite3 "$db4" 'SELECT count(*) FROM events')"
+check "...it said it retried" "1" "$(grep -c -m1 'trying again in' "$work/outage.err" || true)"
+check "...every event arrived once (FINAL)" "150000" "$(q "SELECT count() FROM fleet.events FINAL WHERE db_uuid = '$uuid4'")"
+check "...bytes" "$(sqlite3 "$db4" 'SELECT sum(size) FROM events')" \
+  "$(q "SELECT sum(size) FROM fleet.events FINAL WHERE db_uuid = '$uuid4'")"
+
+# An outage longer than --keep: the collector keeps an hour, its events
+# span 19 hours, the server is down the whole run. Nothing is pruned that
+# the server has not had; once it has them, pruning goes on.
+python3 - "$work/day.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[1], "w") as out:
+    for n in range(70000):
+        out.write(json.dumps({"time": 1796220000000000000 + n * 1000000000, "pid": 9, "process": "C:\\batch.exe",
+                              "op": "write", "path": "C:\\out\\o%d.csv" % (n % 20), "size": 100}) + "\n")
+PY
+stop_server
+db5=$work/kept.db
+"$exe" collect --source "replay:$work/day.jsonl" --db "$db5" --quiet --coalesce-ms 0 --keep 1h --ship "$url" 2> "$work/kept.err" || true
+check "outage longer than --keep: every event kept" "70000" "$(sqlite3 "$db5" 'SELECT count(*) FROM events')"
+check "...the collector said why" "1" "$(grep -c -m1 'kept until every destination has their events' "$work/kept.err" || true)"
+check "...and that the rest waits for the next ship" "1" "$(grep -c -m1 'the next etwaudit ship sends the rest' "$work/kept.err" || true)"
+start_server
+"$exe" ship --db "$db5" --to "$url" 2>/dev/null
+uuid5=$(sqlite3 "$db5" 'SELECT db_uuid FROM identity')
+check "...the server back, all arrive" "70000" "$(q "SELECT count() FROM fleet.events FINAL WHERE db_uuid = '$uuid5'")"
+"$exe" prune --db "$db5" --older-than 1h 2>/dev/null
+check "...then pruning goes on (the newest hour is left)" "1" \
+  "$(sqlite3 "$db5" 'SELECT count(*) BETWEEN 1 AND 3600 FROM events')"
 
 # The fleet questions of doc/fleet.md run against the table.
 check "who touched a path, per host and process" "21" "$(q "SELECT count() FROM (SELECT host, process, user, op, count() AS events FROM fleet.events FINAL WHERE path = 'C:\\\\data\\\\f7.bin' GROUP BY host, process, user, op)")"

@@ -22,6 +22,7 @@
 #include "sources/live/live_source.h"
 #include "sources/replay_source.h"
 #include "store/database.h"
+#include "store/destinations.h"
 #include "store/event_writer.h"
 #include "store/retention.h"
 
@@ -253,6 +254,8 @@ int run_collect(CollectRequest& request) {
   writer.begin_run(source.description(), host_name(), current_pid(), source.is_live());
   if (const std::string clock = source.clock(); !clock.empty()) writer.set_run_clock(clock);
   if (collection.retention.enabled()) Pruner(database.db()).record_policy(collection.retention);
+  // The destination's cursor exists before the first prune: --keep waits for it.
+  if (request.ship) open_destination(database.db(), request.ship->name);
 
   collection.stop_requested = stop_requested;
   const bool show_status = !request.quiet && stderr_is_terminal();

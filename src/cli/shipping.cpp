@@ -155,7 +155,8 @@ ShipResult ship_events(const ShipRequest& request, const std::function<bool()>& 
       throw Error("ClickHouse refused the events and will again (" + why + "); the cursor stays at id " +
                   std::to_string(destination.shipped_through) + ": fix the table or the login, then ship again");
     if (!request.follow || stopping)
-      throw Error("shipping failed (" + why + "); the cursor stays: ship again later, or use --follow");
+      throw Error("shipping failed (" + why + "); the cursor stays: " +
+                  (request.follow ? "the next etwaudit ship sends the rest" : "ship again later, or use --follow"));
     // A wait that doubles, with jitter, so that a fleet does not come back all at once.
     const auto pause =
         std::chrono::milliseconds(wait.count() * 1000 * std::uniform_int_distribution<int>(80, 120)(jitter) / 100);

@@ -52,6 +52,7 @@ HttpResponse http_post(const std::string& url, const std::string& body, const Ht
     curl_easy_setopt(curl, CURLOPT_PASSWORD, credentials.password.c_str());
   }
   curl_slist* headers = curl_slist_append(nullptr, "Content-Type: text/plain; charset=utf-8");
+  headers = curl_slist_append(headers, "Expect:");  // the body at once, without waiting for 100 Continue
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   const CURLcode result = curl_easy_perform(curl);
   if (result == CURLE_OK) {
