@@ -48,7 +48,8 @@ std::unique_ptr<EventSource> make_source(const cxxopts::ParseResult& args, LiveS
   if (spec.rfind("replay:", 0) == 0) {
     std::string path = spec.substr(7);
     if (path.empty()) throw UsageError("--source replay: needs a file, e.g. --source replay:events.jsonl");
-    if (path != "-" && !std::filesystem::exists(utf8_path(path))) throw Error("replay file '" + path + "' does not exist");
+    if (path != "-" && !std::filesystem::exists(utf8_path(path)))
+      throw Error("replay file '" + path + "' does not exist");
     return std::make_unique<ReplaySource>(path, on_bad_input, std::cerr);
   }
   if (spec.empty() || spec == live_source_name()) {
