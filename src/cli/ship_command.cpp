@@ -29,6 +29,8 @@ int ship_command(int argc, const char* const* argv) {
       cxxopts::value<std::string>())
     ("name", "the cursor's name (default: clickhouse: and the URL)", cxxopts::value<std::string>())
     ("batch", "events per INSERT", cxxopts::value<std::size_t>()->default_value("50000"))
+    ("compression", "of each INSERT's body: gzip (about 15 times smaller) or none",
+      cxxopts::value<std::string>()->default_value("gzip"))
     ("follow", "keep shipping what the collector writes, retrying after errors, until Ctrl+C or SIGTERM")
     ("forget", "let the destination NAME (a server or an export, as etwaudit status names it) go for good: its "
                "cursor no longer holds --keep back; ships nothing", cxxopts::value<std::string>());
@@ -51,6 +53,10 @@ int ship_command(int argc, const char* const* argv) {
   request.batch = args["batch"].as<std::size_t>();
   if (request.batch == 0) throw UsageError("--batch must be at least 1");
   request.follow = args.count("follow") > 0;
+  const std::string compression = args["compression"].as<std::string>();
+  if (compression != "gzip" && compression != "none")
+    throw UsageError("--compression '" + compression + "': expected gzip or none");
+  request.gzip = compression == "gzip";
   request.name = args.count("name") ? args["name"].as<std::string>() : clickhouse_destination_name(request.target);
   if (args.count("create-tables")) {
     create_clickhouse_tables(request.target, request.login);

@@ -138,7 +138,7 @@ ShipResult ship_events(const ShipRequest& request, const std::function<bool()>& 
       continue;
     }
     event_lines(lines, feed, events, origin);
-    const HttpResponse reply = http_post(insert, lines, request.login, std::chrono::seconds(300));
+    const HttpResponse reply = http_post(insert, lines, request.login, std::chrono::seconds(300), request.gzip);
     if (reply.error.empty() && reply.status == 200) {
       destination.shipped_through = events.back().event_id;
       advance_destination(*db, request.name, destination.shipped_through, events.size());

@@ -41,6 +41,7 @@ struct ShipRequest {
   std::string name;  // the cursor's
   std::size_t batch = 50000;
   bool follow = false;  // keep going (and retry) until stop() says so and nothing is left
+  bool gzip = true;     // compress each batch (Content-Encoding: gzip)
 };
 
 struct ShipResult {

@@ -1,7 +1,8 @@
 #pragma once
 // HTTP for the destinations that take events over it (ClickHouse): one POST
 // at a time, through libcurl (Debian's libcurl4-openssl-dev; HTTPS when the
-// URL says https://, with the system's certificates). A build without
+// URL says https://, with the system's certificates); bodies compressed
+// with zlib. A build without
 // libcurl (Windows, for now) has none, and says so.
 
 #include <chrono>
@@ -21,9 +22,13 @@ struct HttpCredentials {
 
 // Whether this build can speak HTTP.
 bool http_available();
-// POSTs body to url; never throws for a network failure (see error).
+// POSTs body to url, gzip-compressed (Content-Encoding: gzip, zlib's level
+// 1) when gzip is set; never throws for a network failure (see error).
 HttpResponse http_post(const std::string& url, const std::string& body, const HttpCredentials& credentials,
-                       std::chrono::seconds timeout);
+                       std::chrono::seconds timeout, bool gzip = false);
+// text gzip-compressed at zlib's level 1 (what http_post sends); empty
+// when this build has no HTTP.
+std::string gzip_compress(const std::string& text);
 // url with text percent-encoded for a query parameter.
 std::string url_encode(const std::string& text);
 

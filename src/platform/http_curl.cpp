@@ -1,6 +1,7 @@
 // platform/http.h with libcurl.
 
 #include <curl/curl.h>
+#include <zlib.h>
 
 #include <cstdio>
 #include <mutex>
@@ -26,10 +27,35 @@ bool http_available() {
   return true;
 }
 
-HttpResponse http_post(const std::string& url, const std::string& body, const HttpCredentials& credentials,
-                       std::chrono::seconds timeout) {
+std::string gzip_compress(const std::string& text) {
+  z_stream stream{};
+  // windowBits 15 + 16: a gzip header and trailer; level 1: JSON lines shrink
+  // about 15 times at a few hundred MB/s.
+  if (deflateInit2(&stream, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return {};
+  std::string out(deflateBound(&stream, static_cast<uLong>(text.size())), '\0');
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  stream.avail_in = static_cast<uInt>(text.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  const int result = deflate(&stream, Z_FINISH);
+  out.resize(stream.total_out);
+  deflateEnd(&stream);
+  return result == Z_STREAM_END ? out : std::string();
+}
+
+HttpResponse http_post(const std::string& url, const std::string& text, const HttpCredentials& credentials,
+                       std::chrono::seconds timeout, bool gzip) {
   global_init();
   HttpResponse response;
+  std::string compressed;
+  if (gzip) {
+    compressed = gzip_compress(text);
+    if (compressed.empty() && !text.empty()) {
+      response.error = "cannot compress the request (zlib)";
+      return response;
+    }
+  }
+  const std::string& body = gzip ? compressed : text;
   CURL* curl = curl_easy_init();
   if (!curl) {
     response.error = "curl_easy_init failed";
@@ -53,6 +79,7 @@ HttpResponse http_post(const std::string& url, const std::string& body, const Ht
   }
   curl_slist* headers = curl_slist_append(nullptr, "Content-Type: text/plain; charset=utf-8");
   headers = curl_slist_append(headers, "Expect:");  // the body at once, without waiting for 100 Continue
+  if (gzip) headers = curl_slist_append(headers, "Content-Encoding: gzip");
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   const CURLcode result = curl_easy_perform(curl);
   if (result == CURLE_OK) {

@@ -8,7 +8,11 @@ bool http_available() {
   return false;
 }
 
-HttpResponse http_post(const std::string&, const std::string&, const HttpCredentials&, std::chrono::seconds) {
+std::string gzip_compress(const std::string&) {
+  return {};
+}
+
+HttpResponse http_post(const std::string&, const std::string&, const HttpCredentials&, std::chrono::seconds, bool) {
   HttpResponse response;
   response.error = "this build of etwaudit has no HTTP (built without libcurl)";
   return response;

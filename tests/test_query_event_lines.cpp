@@ -1,0 +1,83 @@
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/catalog.h"
+#include "core/run_stats.h"
+#include "query/event_feed.h"
+#include "query/event_lines.h"
+#include "store/database.h"
+#include "store/event_writer.h"
+#include "temp_dir.h"
+
+using namespace etwaudit;
+using etwaudit::test::TempDir;
+
+TEST_CASE("an event line is the JSON nlohmann would write, whatever bytes the names hold", "[event_lines]") {
+  TempDir dir;
+  WriteDatabase database(dir.file("audit.db"));
+  Catalog catalog;
+  RunStats stats;
+  EventWriter writer(database.db(), catalog, SelfExclusion{});
+  writer.begin_run("test", "host");
+  const std::vector<std::string> paths = {
+      "C:\\Users\\ada\\\"quoted\" name.txt", "C:\\Users\\Jürgen\\αβ 日本.docx", "/tmp/bad\xff\xfe utf8",
+      "/tmp/tab\there\nnewline\x01\x1f",     std::string("/tmp/nul\0byte", 13), "/tmp/emoji \xF0\x9F\x93\x84"};
+  ProcessInfo process;
+  process.pid = 42;
+  process.image = "C:\\Program Files\\Ünïcode\\app.exe";
+  process.command_line = "app.exe \"C:\\x y\" --flag=\xc3";
+  process.user = "WORKSTATION\\ada";
+  process.start_time = 1796206000000000000;
+  const std::uint32_t who = catalog.intern_process(process);
+  std::vector<FileEvent> batch;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    FileEvent event;
+    event.time = 1796206530000000000 + static_cast<std::int64_t>(i);
+    event.process = who;
+    event.path = catalog.intern_path(paths[i]);
+    event.op = i % 2 ? Op::write : Op::read;
+    event.offset = 4096 * static_cast<std::int64_t>(i);
+    event.size = i == 3 ? -1 : 512;
+    event.status = i == 4 ? 0xC0000022 : 0;
+    batch.push_back(event);
+  }
+  writer.write_batch(batch, stats);
+
+  EventFeed feed(database.db());
+  const auto events = feed.next(0, 100);
+  REQUIRE(events.size() == paths.size());
+  std::string lines;
+  const EventOrigin origin{"3d1219c7", "vm\\host \"1\"", "f742666d-f49f"};
+  event_lines(lines, feed, events, origin);
+  std::istringstream in(lines);
+  std::string line;
+  std::size_t n = 0;
+  while (std::getline(in, line)) {
+    REQUIRE(n < events.size());
+    const FeedEvent& event = events[n++];
+    const auto parsed = nlohmann::json::parse(line);
+    CHECK(parsed["event_uid"] == origin.db_uuid + ":" + std::to_string(event.event_id));
+    CHECK(parsed["host"] == origin.host);
+    CHECK(
+        parsed["path"].get<std::string>() ==
+        nlohmann::json::parse(nlohmann::json(event.path).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+            .get<std::string>());
+    // The path's bytes as nlohmann writes them.
+    CHECK(line.find(nlohmann::json(event.path).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) !=
+          std::string::npos);
+    CHECK(parsed["process"] == process.image);
+    CHECK(parsed["command_line"] == "app.exe \"C:\\x y\" --flag=\xEF\xBF\xBD");
+    CHECK(parsed["offset"] == event.offset.value_or(-1));
+    CHECK(parsed["pid"] == 42);
+    CHECK(parsed["process_start"] == "2026-12-02T10:06:40.0000000Z");
+    if (event.status)
+      CHECK(parsed["status"] == "0xC0000022");
+    else
+      CHECK(parsed["status"].is_null());
+  }
+  CHECK(n == paths.size());
+  CHECK(lines.find("/tmp/bad\xEF\xBF\xBD\xEF\xBF\xBD utf8") != std::string::npos);  // each bad byte replaced
+  CHECK(lines.find("tab\\there\\nnewline\\u0001\\u001f") != std::string::npos);
+  CHECK(lines.find("nul\\u0000byte") != std::string::npos);
+}
