@@ -6,7 +6,9 @@
 #include "core/run_stats.h"
 #include "query/event_feed.h"
 #include "query/event_lines.h"
+#include "query/run_lines.h"
 #include "store/database.h"
+#include "store/destinations.h"
 #include "store/event_writer.h"
 #include "temp_dir.h"
 
@@ -80,4 +82,57 @@ TEST_CASE("an event line is the JSON nlohmann would write, whatever bytes the na
   CHECK(lines.find("/tmp/bad\xEF\xBF\xBD\xEF\xBF\xBD utf8") != std::string::npos);  // each bad byte replaced
   CHECK(lines.find("tab\\there\\nnewline\\u0001\\u001f") != std::string::npos);
   CHECK(lines.find("nul\\u0000byte") != std::string::npos);
+}
+
+TEST_CASE("run records are written when they changed since they last arrived, with the destination's losses",
+          "[event_lines]") {
+  TempDir dir;
+  WriteDatabase database(dir.file("audit.db"));
+  auto& db = database.db();
+  Catalog catalog;
+  RunStats stats;
+  EventWriter writer(db, catalog, SelfExclusion{});
+  writer.begin_run("replay:a.jsonl", "host");
+  std::vector<FileEvent> batch(3);
+  for (auto& event : batch) {
+    event.time = 1796206530000000000;
+    event.process = catalog.intern_process(1, 0, "/bin/a");
+    event.path = catalog.intern_path("/a");
+  }
+  writer.write_batch(batch, stats);
+  writer.end_run("end of input", stats);
+  open_destination(db, "central");
+  const EventOrigin origin{"id", "vm", "uuid"};
+  RunLines runs(db, "central");
+  std::string lines;
+
+  REQUIRE(runs.changed(lines, origin));
+  auto row = nlohmann::json::parse(lines);
+  CHECK(row["run_id"] == 1);
+  CHECK(row["source"] == "replay:a.jsonl");
+  CHECK(row["events_written"] == 3);
+  CHECK(row["exit_reason"] == "end of input");
+  CHECK(row["stopped_ns"].is_number());
+  CHECK(row["pruned_unshipped"] == 0);
+  // Not arrived: written again. Arrived: not until something changes.
+  CHECK(runs.changed(lines, origin));
+  runs.sent();
+  CHECK_FALSE(runs.changed(lines, origin));
+  CHECK(lines.empty());
+
+  // A second run, and losses to this destination: both runs again, the first for its new count.
+  writer.begin_run("replay:b.jsonl", "host");
+  db.exec("UPDATE destinations SET pruned_unshipped = 7");
+  REQUIRE(runs.changed(lines, origin));
+  std::istringstream in(lines);
+  std::string line;
+  std::vector<nlohmann::json> rows;
+  while (std::getline(in, line)) rows.push_back(nlohmann::json::parse(line));
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0]["pruned_unshipped"] == 7);
+  CHECK(rows[1]["run_id"] == 2);
+  CHECK(rows[1]["stopped_ns"].is_null());
+  CHECK(rows[1]["exit_reason"].is_null());
+  runs.sent();
+  CHECK_FALSE(runs.changed(lines, origin));
 }

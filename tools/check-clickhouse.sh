@@ -23,6 +23,7 @@
 # installs it.
 set -euo pipefail
 exe=$(realpath "$1")
+doc=$(dirname "$(realpath "$0")")/../doc/fleet.md
 if ! command -v clickhouse-server >/dev/null || ! command -v clickhouse-client >/dev/null; then
   echo "check-clickhouse: skipped: clickhouse-server and clickhouse-client are not installed (tools/test.sh installs them)"
   exit 77
@@ -84,6 +85,8 @@ sed 's/^/  /' "$work/ship.err"
 # Raw row counts below show repeats; a background merge would fold them.
 q 'SYSTEM STOP MERGES fleet.events'
 check "events arrived, each once" "$local_rows" "$(q 'SELECT count() FROM fleet.events FINAL')"
+check "the run record arrived, with its counts" "1 $local_rows end of input" \
+  "$(q 'SELECT count(), sum(events_written), any(exit_reason) FROM fleet.runs FINAL' | tr '\t' ' ')"
 check "distinct keys" "$local_rows" "$(q 'SELECT uniqExact(host_id, db_uuid, event_id) FROM fleet.events')"
 check "bytes" "$local_bytes" "$(q 'SELECT sum(size) FROM fleet.events FINAL')"
 
@@ -117,6 +120,7 @@ check "...the error in the database" "1" "$(sqlite3 "$db" 'SELECT count(*) FROM 
 q 'ALTER TABLE fleet.events ADD COLUMN renamed_to Nullable(String)'
 "$exe" ship --db "$db" --to "$url" 2>/dev/null
 check "the column back, the next ship catches up" "$((local_rows + 10))" "$(q 'SELECT count() FROM fleet.events FINAL')"
+check "...with the second run's record" "2" "$(q 'SELECT count() FROM fleet.runs FINAL')"
 
 # collect --ship: shipped as the collector writes, the rest when it ends.
 db2=$work/collected.db
@@ -133,6 +137,8 @@ check "collect --ship: every event of the run arrived once" "$(sqlite3 "$db2" 'S
   "$(q "SELECT count() FROM fleet.events FINAL WHERE db_uuid = '$uuid2'")"
 check "collect --ship: its cursor is at the last event" "$(sqlite3 "$db2" 'SELECT max(id) FROM events')" \
   "$(sqlite3 "$db2" 'SELECT shipped_through FROM destinations')"
+check "collect --ship: the run's record as it ended" "100000 end of input 1" \
+  "$(q "SELECT events_written, exit_reason, stopped_ns IS NOT NULL FROM fleet.runs FINAL WHERE db_uuid = '$uuid2'" | tr '\t' ' ')"
 
 # Killed between the server's yes and the cursor's commit: a proxy in front
 # of the server passes the second INSERT on and, once the server has said
@@ -151,7 +157,7 @@ class Proxy(http.server.BaseHTTPRequestHandler):
         try:
             with urllib.request.urlopen(request) as reply: status, data = reply.status, reply.read()
         except urllib.error.HTTPError as error: status, data = error.code, error.read()
-        if status == 200 and "INSERT" in urllib.parse.unquote(self.path):
+        if status == 200 and "INSERT INTO events" in urllib.parse.unquote(self.path):
             Proxy.inserts += 1
             if Proxy.inserts == kill_at:
                 with open(pid_file) as f: os.kill(int(f.read()), signal.SIGKILL)
@@ -208,7 +214,8 @@ import sys, time
 lines = open(sys.argv[1]).readlines()
 for i in range(0, len(lines), 2500):
     sys.stdout.write("".join(lines[i:i + 2500])); sys.stdout.flush(); time.sleep(0.1)
-' "$work/stream.jsonl" | "$exe" collect --source replay:- --db "$db4" --coalesce-ms 0 --ship "$url" 2> "$work/outage.err" &
+' "$work/stream.jsonl" | "$exe" collect --source replay:- --db "$db4" --coalesce-ms 0 --ship "$url" --ship-interval 1s \
+  2> "$work/outage.err" &
 collector=$!
 sleep 1.5
 stop_server
@@ -253,6 +260,23 @@ check "...then pruning goes on (the newest hour is left)" "1" \
 # The fleet questions of doc/fleet.md run against the table.
 check "who touched a path, per host and process" "21" "$(q "SELECT count() FROM (SELECT host, process, user, op, count() AS events FROM fleet.events FINAL WHERE path = 'C:\\\\data\\\\f7.bin' GROUP BY host, process, user, op)")"
 check "top writers per host" "5" "$(q "SELECT count() FROM (SELECT host, process, sum(size) AS bytes FROM fleet.events FINAL WHERE op = 'write' GROUP BY host, process ORDER BY host, bytes DESC LIMIT 5 BY host)")"
+
+# A collector that died (SIGKILL): its run never ended. The fleet question of
+# doc/fleet.md finds it (its "10 minutes" shortened to 1 s here).
+db6=$work/died.db
+(for i in $(seq 30); do sed -n "$((i * 100 + 1)),$((i * 100 + 100))p" "$work/stream.jsonl"; sleep 0.1; done) |
+  "$exe" collect --source replay:- --db "$db6" --quiet --coalesce-ms 0 2>/dev/null &
+collector=$!
+sleep 1.5
+kill -9 $collector; wait $collector 2>/dev/null || true
+"$exe" ship --db "$db6" --to "$url" 2>/dev/null
+sleep 1.2
+uuid6=$(sqlite3 "$db6" 'SELECT db_uuid FROM identity')
+silent=$(sed -n '/^-- collectors that went silent/,/;$/p' "$doc" | sed 's/- 600)/- 1)/')
+in_fleet() { clickhouse-client --host 127.0.0.1 --port "$tcp" --database fleet --query "$1"; }
+check "collectors that went silent or lost events: the one that died" "$uuid6" \
+  "$(in_fleet "$silent" | cut -f2 | grep -x "$uuid6" || true)"
+check "...and not the ones that ended" "1" "$(in_fleet "$silent" | wc -l)"
 
 set +e
 "$exe" ship --db "$db" --to "http://default:secret@127.0.0.1:$http/" 2> "$work/url.err"

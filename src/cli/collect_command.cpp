@@ -142,6 +142,8 @@ cxxopts::Options collect_options() {
       cxxopts::value<long>()->default_value(std::to_string(default_coalesce_ms)))
     ("ship", "also send the events to this ClickHouse server as they are written: http://HOST:8123/?database=NAME "
              "(see etwaudit ship)", cxxopts::value<std::string>())
+    ("ship-interval", "with --ship, send a batch once its oldest event waited this long: 30s",
+      cxxopts::value<std::string>()->default_value("30s"))
     ("ship-credentials-file", "with --ship: a file with the user and the password, a line each",
       cxxopts::value<std::string>())
     ("quiet", "no status line while collecting");
@@ -185,6 +187,7 @@ CollectRequest parse_collect(const cxxopts::ParseResult& args) {
                                             : std::nullopt);
     ship.name = clickhouse_destination_name(ship.target);
     ship.follow = true;
+    ship.interval = interval_argument(args, "ship-interval");
     request.ship = std::move(ship);
   }
   request.filter = record_filter(args);
@@ -300,8 +303,9 @@ int run_collect(CollectRequest& request) {
 
   print_summary(database.db(), writer.run_id(), source.description(), db_path, stats, result, seconds);
   if (shipped)
-    std::cerr << "  shipped " << with_thousands(shipped->rows) << " event rows to " << request.ship->target.base
-              << " database " << request.ship->target.database << "\n";
+    std::cerr << "  shipped " << with_thousands(shipped->rows) << " event rows and "
+              << with_thousands(shipped->run_rows) << " run records to " << request.ship->target.base << " database "
+              << request.ship->target.database << "\n";
   return result.failed ? 1 : 0;
 }
 

@@ -2,6 +2,7 @@
 // The subcommands. Each parses its own options and returns the exit code:
 // 0 ok, 1 runtime error, 2 usage error. They throw Error / UsageError.
 
+#include <chrono>
 #include <cxxopts.hpp>
 #include <functional>
 #include <iosfwd>
@@ -37,6 +38,8 @@ std::vector<std::string> values_as_given(const cxxopts::ParseResult& args, const
 RetentionPolicy retention_arguments(const cxxopts::ParseResult& args, const char* keep_option);
 // --forget NAME of ship and export: lets the destination go (store/destinations.h).
 int forget_destination_command(const char* command, const cxxopts::ParseResult& args);
+// A positive duration option (1s, 500ms, 2m) as milliseconds; throws UsageError.
+std::chrono::milliseconds interval_argument(const cxxopts::ParseResult& args, const char* option);
 // The filters of query and report (--since, --until, --process, --path,
 // --user, --failed, --op), in their own group of the help.
 void add_filter_options(cxxopts::Options& options);

@@ -254,10 +254,7 @@ int export_command(int argc, const char* const* argv) {
   request.keep_files = args["keep-files"].as<std::size_t>();
   if (request.keep_files == 0) throw UsageError("--keep-files must be at least 1");
   request.follow = args.count("follow") > 0;
-  const auto interval = parse_duration(args["interval"].as<std::string>());
-  if (!interval || *interval <= 0)
-    throw UsageError("--interval '" + args["interval"].as<std::string>() + "': expected e.g. 1s");
-  request.interval = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(*interval));
+  request.interval = interval_argument(args, "interval");
   return run_export(request);
 }
 

@@ -45,6 +45,14 @@ int forget_destination_command(const char* command, const cxxopts::ParseResult& 
   return 0;
 }
 
+std::chrono::milliseconds interval_argument(const cxxopts::ParseResult& args, const char* option) {
+  const std::string text = args[option].as<std::string>();
+  const auto interval = parse_duration(text);
+  if (!interval || *interval < 1000000)
+    throw UsageError("--" + std::string(option) + " '" + text + "': expected a duration of at least 1ms, e.g. 30s");
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(*interval));
+}
+
 RetentionPolicy retention_arguments(const cxxopts::ParseResult& args, const char* keep_option) {
   RetentionPolicy policy;
   if (args.count(keep_option)) {

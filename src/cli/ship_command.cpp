@@ -29,6 +29,8 @@ int ship_command(int argc, const char* const* argv) {
       cxxopts::value<std::string>())
     ("name", "the cursor's name (default: clickhouse: and the URL)", cxxopts::value<std::string>())
     ("batch", "events per INSERT", cxxopts::value<std::size_t>()->default_value("50000"))
+    ("interval", "with --follow, send a smaller batch once its oldest event waited this long: 30s, 5s",
+      cxxopts::value<std::string>()->default_value("30s"))
     ("compression", "of each INSERT's body: gzip (about 15 times smaller) or none",
       cxxopts::value<std::string>()->default_value("gzip"))
     ("follow", "keep shipping what the collector writes, retrying after errors, until Ctrl+C or SIGTERM")
@@ -44,7 +46,8 @@ int ship_command(int argc, const char* const* argv) {
   request.target = parse_clickhouse_url(args["to"].as<std::string>());
   if (args.count("print-tables")) {
     std::cout << clickhouse_create_database(request.target.database) << ";\n\n"
-              << clickhouse_create_events(request.target.database) << ";\n";
+              << clickhouse_create_events(request.target.database) << ";\n\n"
+              << clickhouse_create_runs(request.target.database) << ";\n";
     return 0;
   }
   request.db_path = args["db"].as<std::string>();
@@ -57,6 +60,7 @@ int ship_command(int argc, const char* const* argv) {
   if (compression != "gzip" && compression != "none")
     throw UsageError("--compression '" + compression + "': expected gzip or none");
   request.gzip = compression == "gzip";
+  request.interval = interval_argument(args, "interval");
   request.name = args.count("name") ? args["name"].as<std::string>() : clickhouse_destination_name(request.target);
   if (args.count("create-tables")) {
     create_clickhouse_tables(request.target, request.login);
@@ -71,6 +75,7 @@ int ship_command(int argc, const char* const* argv) {
   std::snprintf(rate, sizeof rate, "%.1f s (%.0f rows/s)", result.seconds,
                 result.seconds > 0 ? result.rows / result.seconds : 0.0);
   std::cerr << "etwaudit ship: " << with_thousands(result.rows) << " event row" << (result.rows == 1 ? "" : "s")
+            << " and " << with_thousands(result.run_rows) << " run record" << (result.run_rows == 1 ? "" : "s")
             << " to " << request.target.base << " database " << request.target.database << " in " << rate << "; '"
             << request.name << "' has every event up to id " << result.shipped_through << "\n";
   return 0;

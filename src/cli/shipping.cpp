@@ -1,5 +1,6 @@
 #include "cli/shipping.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "query/clickhouse_schema.h"
 #include "query/event_feed.h"
 #include "query/event_lines.h"
+#include "query/run_lines.h"
 #include "store/database.h"
 #include "store/destinations.h"
 
@@ -109,6 +111,7 @@ HttpCredentials clickhouse_credentials(const std::optional<std::string>& file) {
 void create_clickhouse_tables(const ClickHouseTarget& target, const HttpCredentials& login) {
   run_statement(target, login, clickhouse_create_database(target.database));
   run_statement(target, login, clickhouse_create_events(target.database));
+  run_statement(target, login, clickhouse_create_runs(target.database));
 }
 
 std::string clickhouse_destination_name(const ClickHouseTarget& target) {
@@ -117,34 +120,40 @@ std::string clickhouse_destination_name(const ClickHouseTarget& target) {
 
 ShipResult ship_events(const ShipRequest& request, const std::function<bool()>& stop,
                        const std::function<void(const std::string&)>& note) {
+  using Clock = std::chrono::steady_clock;
   if (!http_available()) throw Error("this build of etwaudit has no HTTP (built without libcurl): it cannot ship");
   auto db = open_for_maintenance(request.db_path);
   const EventOrigin origin{machine_id(), host_name(), database_uuid(*db)};
   DestinationState destination = open_destination(*db, request.name);
-  const std::string insert = request.target.base + "?database=" + url_encode(request.target.database) +
-                             "&query=" + url_encode("INSERT INTO events FORMAT JSONEachRow");
+  auto insert_into = [&](const char* table) {
+    return request.target.base + "?database=" + url_encode(request.target.database) +
+           "&query=" + url_encode(std::string("INSERT INTO ") + table + " FORMAT JSONEachRow");
+  };
+  const std::string insert_events = insert_into("events"), insert_runs = insert_into("runs");
+  struct Table {
+    const std::string& insert;
+    const char* what;
+  };
+  const Table events_table{insert_events, "events"}, runs_table{insert_runs, "run records"};
   EventFeed feed(*db);
+  RunLines runs(*db, request.name);
   ShipResult result;
   std::string lines;
   std::chrono::seconds wait{1};
   std::mt19937 jitter(std::random_device{}());
-  const auto started = std::chrono::steady_clock::now();
-  for (;;) {
-    const bool stopping = stop();  // then ship what is left, and end
-    const std::vector<FeedEvent> events = feed.next(destination.shipped_through, request.batch);
-    if (events.empty()) {
-      if (!request.follow || stopping) break;
-      for (int i = 0; i < 10 && !stop(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      continue;
-    }
-    event_lines(lines, feed, events, origin);
-    const HttpResponse reply = http_post(insert, lines, request.login, std::chrono::seconds(300), request.gzip);
+  auto sleep_unless_stopped = [&](Clock::duration pause) {
+    for (const auto until = Clock::now() + pause; Clock::now() < until && !stop();)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  };
+  // One INSERT; true when the server took it. An error it will repeat
+  // throws, as does any error when not following or at the end; any other
+  // is noted and waited out (a wait that doubles, with jitter, so that a
+  // fleet does not come back all at once).
+  auto deliver = [&](const Table& table, const std::string& body, bool stopping) {
+    const HttpResponse reply = http_post(table.insert, body, request.login, std::chrono::seconds(300), request.gzip);
     if (reply.error.empty() && reply.status == 200) {
-      destination.shipped_through = events.back().event_id;
-      advance_destination(*db, request.name, destination.shipped_through, events.size());
-      result.rows += events.size();
       wait = std::chrono::seconds(1);
-      continue;
+      return true;
     }
     const int code = reply.error.empty() ? error_code(reply.body) : -1;
     const std::string why = !reply.error.empty()
@@ -152,21 +161,53 @@ ShipResult ship_events(const ShipRequest& request, const std::function<bool()>& 
                                 : "HTTP " + std::to_string(reply.status) + ": " + first_line(reply.body);
     record_destination_error(*db, request.name, why);
     if (permanent(code))
-      throw Error("ClickHouse refused the events and will again (" + why + "); the cursor stays at id " +
-                  std::to_string(destination.shipped_through) + ": fix the table or the login, then ship again");
+      throw Error("ClickHouse refused the " + std::string(table.what) + " and will again (" + why +
+                  "); the cursor stays at id " + std::to_string(destination.shipped_through) +
+                  ": fix the table or the login (etwaudit ship --create-tables adds missing tables), then ship again");
     if (!request.follow || stopping)
       throw Error("shipping failed (" + why + "); the cursor stays: " +
                   (request.follow ? "the next etwaudit ship sends the rest" : "ship again later, or use --follow"));
-    // A wait that doubles, with jitter, so that a fleet does not come back all at once.
     const auto pause =
         std::chrono::milliseconds(wait.count() * 1000 * std::uniform_int_distribution<int>(80, 120)(jitter) / 100);
     note(why + "; trying again in " + std::to_string(pause.count() / 1000) + " s");
-    for (auto until = std::chrono::steady_clock::now() + pause; std::chrono::steady_clock::now() < until && !stop();)
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    sleep_unless_stopped(pause);
     wait = std::min<std::chrono::seconds>(wait * 2, std::chrono::seconds(60));
+    return false;
+  };
+  std::optional<Clock::time_point> waiting_since;  // since when events wait to be sent
+  Clock::time_point runs_checked{};                // when the runs were last looked at
+  const auto started = Clock::now();
+  for (;;) {
+    const bool stopping = stop();  // then ship what is left, and end
+    const std::vector<FeedEvent> events = feed.next(destination.shipped_through, request.batch);
+    const auto now = Clock::now();
+    if (!events.empty() && !waiting_since) waiting_since = now;
+    // Following, a batch goes when it is full or its oldest event waited --interval.
+    const bool send_events = !events.empty() && (!request.follow || stopping || events.size() >= request.batch ||
+                                                 now - *waiting_since >= request.interval);
+    if (send_events) {
+      event_lines(lines, feed, events, origin);
+      if (!deliver(events_table, lines, stopping)) continue;
+      destination.shipped_through = events.back().event_id;
+      advance_destination(*db, request.name, destination.shipped_through, events.size());
+      result.rows += events.size();
+      if (events.size() < request.batch) waiting_since.reset();  // else a backlog: the next batch goes at once
+    }
+    // The run records that changed: with events, every --interval, and at the end.
+    if (send_events || stopping || !request.follow || now - runs_checked >= request.interval) {
+      if (runs.changed(lines, origin)) {
+        if (!deliver(runs_table, lines, stopping)) continue;
+        runs.sent();
+        result.run_rows += static_cast<std::uint64_t>(std::count(lines.begin(), lines.end(), '\n'));
+      }
+      runs_checked = now;
+    }
+    if (send_events) continue;
+    if (!request.follow || stopping) break;
+    sleep_unless_stopped(std::chrono::seconds(1));
   }
   result.shipped_through = destination.shipped_through;
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
   return result;
 }
 

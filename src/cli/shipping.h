@@ -2,12 +2,14 @@
 // Shipping events to ClickHouse (doc/fleet.md): what `etwaudit ship` and
 // `etwaudit collect --ship` share. The events after the destination's cursor
 // go as INSERT ... FORMAT JSONEachRow over HTTP (platform/http.h), a batch at
-// a time; the cursor moves only after the server's 200. The server's reply
+// a time; the cursor moves only after the server's 200. The run records
+// that changed follow each batch (query/run_lines.h). The server's reply
 // is classified by its Code: an error it will repeat (the table, a column,
 // the data, the login) ends shipping with the message and the cursor kept;
 // any other is retried when following, after a wait that doubles up to a
 // minute with some jitter.
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -42,10 +44,14 @@ struct ShipRequest {
   std::size_t batch = 50000;
   bool follow = false;  // keep going (and retry) until stop() says so and nothing is left
   bool gzip = true;     // compress each batch (Content-Encoding: gzip)
+  // Following: a batch smaller than batch goes once its oldest event waited
+  // this long (fewer, larger inserts are what ClickHouse wants).
+  std::chrono::milliseconds interval{30000};
 };
 
 struct ShipResult {
-  std::uint64_t rows = 0;
+  std::uint64_t rows = 0;      // event rows
+  std::uint64_t run_rows = 0;  // run records (each sent again as it changed)
   std::int64_t shipped_through = 0;
   double seconds = 0;
 };

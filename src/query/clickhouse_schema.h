@@ -8,6 +8,10 @@
 // event_id): a batch sent twice collapses to one row per event when parts
 // merge, and at once for a query that says FINAL. Partitioned by month of
 // the event's time.
+//
+// runs: one row per collector run or import of each database
+// (query/run_lines.h), ReplacingMergeTree(updated_ns) ordered by (host_id,
+// db_uuid, run_id): a run sent again as it goes on keeps its newest row.
 
 #include <string>
 
@@ -16,5 +20,6 @@ namespace etwaudit {
 // CREATE DATABASE and CREATE TABLE statements for database, one per string.
 std::string clickhouse_create_database(const std::string& database);
 std::string clickhouse_create_events(const std::string& database);
+std::string clickhouse_create_runs(const std::string& database);
 
 }  // namespace etwaudit
