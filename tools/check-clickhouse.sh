@@ -198,6 +198,11 @@ check "...the second batch went twice (raw rows)" "120000" "$(q "SELECT count() 
 check "uncompressed bodies (--compression none) arrive as well" "220000" \
   "$(q "SELECT count() FROM fleet.events WHERE db_uuid = '$uuid3'")"
 
+# --max-rate: 100,000 rows at 50,000 a second take two seconds at least.
+rate_start=$(date +%s%N)
+"$exe" ship --db "$db3" --to "$url" --name paced --max-rate 50000 --batch 10000 2>/dev/null
+check "--max-rate 50000 bounds 100,000 rows to 1.8 s or more" "1" "$(( ($(date +%s%N) - rate_start) >= 1800000000 ))"
+
 # The server killed mid-ship while a collector keeps writing, and started
 # again: the collector goes on, the shipper retries, everything arrives once.
 db4=$work/outage.db

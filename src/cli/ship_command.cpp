@@ -31,6 +31,8 @@ int ship_command(int argc, const char* const* argv) {
     ("batch", "events per INSERT", cxxopts::value<std::size_t>()->default_value("50000"))
     ("interval", "with --follow, send a smaller batch once its oldest event waited this long: 30s, 5s",
       cxxopts::value<std::string>()->default_value("30s"))
+    ("max-rate", "send at most this many event rows a second (0: no bound)",
+      cxxopts::value<std::uint64_t>()->default_value("100000"))
     ("compression", "of each INSERT's body: gzip (about 15 times smaller) or none",
       cxxopts::value<std::string>()->default_value("gzip"))
     ("follow", "keep shipping what the collector writes, retrying after errors, until Ctrl+C or SIGTERM")
@@ -61,6 +63,7 @@ int ship_command(int argc, const char* const* argv) {
     throw UsageError("--compression '" + compression + "': expected gzip or none");
   request.gzip = compression == "gzip";
   request.interval = interval_argument(args, "interval");
+  request.max_rate = args["max-rate"].as<std::uint64_t>();
   request.name = args.count("name") ? args["name"].as<std::string>() : clickhouse_destination_name(request.target);
   if (args.count("create-tables")) {
     create_clickhouse_tables(request.target, request.login);

@@ -176,6 +176,7 @@ ShipResult ship_events(const ShipRequest& request, const std::function<bool()>& 
   };
   std::optional<Clock::time_point> waiting_since;  // since when events wait to be sent
   Clock::time_point runs_checked{};                // when the runs were last looked at
+  Clock::time_point next_insert{};                 // not before, for --max-rate
   const auto started = Clock::now();
   for (;;) {
     const bool stopping = stop();  // then ship what is left, and end
@@ -186,6 +187,10 @@ ShipResult ship_events(const ShipRequest& request, const std::function<bool()>& 
     const bool send_events = !events.empty() && (!request.follow || stopping || events.size() >= request.batch ||
                                                  now - *waiting_since >= request.interval);
     if (send_events) {
+      if (request.max_rate > 0 && !stopping && now < next_insert) sleep_unless_stopped(next_insert - now);
+      const auto insert_started = Clock::now();
+      if (request.max_rate > 0)
+        next_insert = insert_started + std::chrono::microseconds(events.size() * 1000000 / request.max_rate);
       event_lines(lines, feed, events, origin);
       if (!deliver(events_table, lines, stopping)) continue;
       destination.shipped_through = events.back().event_id;

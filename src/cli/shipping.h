@@ -47,6 +47,9 @@ struct ShipRequest {
   // Following: a batch smaller than batch goes once its oldest event waited
   // this long (fewer, larger inserts are what ClickHouse wants).
   std::chrono::milliseconds interval{30000};
+  // At most this many event rows a second (0: no bound), so that a fleet
+  // catching up after an outage does not flood the server.
+  std::uint64_t max_rate = 100000;
 };
 
 struct ShipResult {
