@@ -1107,15 +1107,22 @@ TEST_CASE("export files rotate by new names, whole lines only, and the oldest be
     CHECK(uids.size() == lines.size());
   }
   SECTION("--keep-files keeps the newest") {
-    REQUIRE(
-        run(dir, {"export", "--db", db, "--out", out, "--max-file-size", "8KB", "--batch", "7", "--keep-files", "2"})
-            .exit_code == 0);
+    REQUIRE(run(dir, {"export", "--db", db, "--out", out, "--max-file-size", "8KB", "--batch", "7", "--keep-files", "2",
+                      "--min-age", "1ms"})
+                .exit_code == 0);
     const auto lines = exported_lines(out, &files);
     CHECK(files == 2);
     CHECK(static_cast<std::int64_t>(lines.size()) < rows);
     // The last line exported is the newest event.
     CHECK(nlohmann::json::parse(lines.back())["event_id"].get<std::int64_t>() ==
           query_int(db, "SELECT max(id) FROM events"));
+  }
+  SECTION("a burst of files is not deleted before --min-age: a tailer has not read them yet") {
+    REQUIRE(
+        run(dir, {"export", "--db", db, "--out", out, "--max-file-size", "8KB", "--batch", "7", "--keep-files", "2"})
+            .exit_code == 0);
+    CHECK(static_cast<std::int64_t>(exported_lines(out, &files).size()) == rows);
+    CHECK(files > 2);
   }
   SECTION("a file whose last line was cut is left as it is; the next lines go to a new file") {
     REQUIRE(run(dir, {"export", "--db", db, "--out", out, "--batch", "10", "--name", "first"}).exit_code == 0);

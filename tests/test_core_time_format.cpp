@@ -37,6 +37,8 @@ TEST_CASE("durations take s, m, h and d and refuse nonsense", "[time]") {
   CHECK(parse_duration("15m") == 15 * 60 * ns_per_second);
   CHECK(parse_duration("2h") == 2 * ns_per_hour);
   CHECK(parse_duration("7d") == 7 * 24 * ns_per_hour);
+  CHECK(parse_duration("500ms") == 500 * 1000000LL);
+  CHECK(parse_duration("ms") == std::nullopt);
   for (const char* bad : {"", "m", "0", "-5m", "1.5h", "5 m", "5w"}) {
     INFO(bad);
     CHECK_FALSE(parse_duration(bad).has_value());

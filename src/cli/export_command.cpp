@@ -7,7 +7,7 @@
 // cursor moves); a file is never renamed, truncated or compressed; a full
 // file is followed by a new name (etwaudit-events-<UTC time>-<sequence>.jsonl,
 // so names sort in the order written), and the oldest files beyond
-// --keep-files are deleted. A file whose last line was cut by a crash is
+// --keep-files are deleted once --min-age old. A file whose last line was cut by a crash is
 // left as it is and the next batch goes to a new file. After any crash the
 // next run writes again from the cursor: at least once, event_uid tells the
 // repeats.
@@ -51,6 +51,7 @@ struct ExportRequest {
   std::size_t batch = 10000;
   std::uint64_t max_file_bytes = 64ull << 20;
   std::size_t keep_files = 20;
+  std::chrono::milliseconds min_age{300000};  // a file beyond keep_files goes once not written for this long
   bool follow = false;
   std::chrono::milliseconds interval{1000};
 };
@@ -81,8 +82,9 @@ bool ends_with_newline(const std::filesystem::path& file) {
 // The folder's files, as lines are appended to them.
 class FolderSink {
  public:
-  FolderSink(std::filesystem::path folder, std::uint64_t max_file_bytes, std::size_t keep_files)
-      : m_folder(std::move(folder)), m_max(max_file_bytes), m_keep(keep_files) {
+  FolderSink(std::filesystem::path folder, std::uint64_t max_file_bytes, std::size_t keep_files,
+             std::chrono::milliseconds min_age)
+      : m_folder(std::move(folder)), m_max(max_file_bytes), m_keep(keep_files), m_min_age(min_age) {
     std::error_code error;
     std::filesystem::create_directories(m_folder, error);
     if (!std::filesystem::is_directory(m_folder))
@@ -135,19 +137,29 @@ class FolderSink {
     char sequence[16];
     std::snprintf(sequence, sizeof sequence, "%06llu", static_cast<unsigned long long>(++m_sequence));
     open(m_folder / utf8_path(std::string(file_prefix) + stamp + "Z-" + sequence + file_suffix));
-    // The oldest beyond --keep-files go; a tailer that still reads one keeps
-    // its open handle (POSIX), and the name is never reused.
+    remove_oldest();
+  }
+
+  // The oldest beyond --keep-files go once nothing was written to them for
+  // --min-age: a burst of batches (a backlog) fills many files in
+  // milliseconds, and a tailer must have had the time to open each one. A
+  // tailer that still reads one keeps its open handle (POSIX), and the name
+  // is never reused.
+  void remove_oldest() {
     auto files = export_files(m_folder);
-    while (files.size() > m_keep && files.front() != m_path) {
+    const auto now = std::filesystem::file_time_type::clock::now();
+    for (std::size_t i = 0; i + m_keep < files.size() && files[i] != m_path; ++i) {
       std::error_code error;
-      std::filesystem::remove(files.front(), error);
-      files.erase(files.begin());
+      const auto written = std::filesystem::last_write_time(files[i], error);
+      if (error || now - written < m_min_age) break;  // the rest are newer
+      std::filesystem::remove(files[i], error);
     }
   }
 
   std::filesystem::path m_folder;
   std::uint64_t m_max;
   std::size_t m_keep;
+  std::chrono::milliseconds m_min_age;
   std::uint64_t m_sequence = 0;
   std::FILE* m_file = nullptr;
   std::filesystem::path m_path;
@@ -160,7 +172,7 @@ int run_export(const ExportRequest& request) {
   DestinationState destination = open_destination(*db, request.name);
   const bool to_stdout = request.out == "-";
   std::optional<FolderSink> folder;
-  if (!to_stdout) folder.emplace(utf8_path(request.out), request.max_file_bytes, request.keep_files);
+  if (!to_stdout) folder.emplace(utf8_path(request.out), request.max_file_bytes, request.keep_files, request.min_age);
   if (to_stdout) stdout_bytes_as_written();
   install_stop_handlers();
 
@@ -217,7 +229,10 @@ int export_command(int argc, const char* const* argv) {
     ("name", "the cursor's name (default: jsonl: and the folder)", cxxopts::value<std::string>())
     ("batch", "events per write and cursor step", cxxopts::value<std::size_t>()->default_value("10000"))
     ("max-file-size", "start a new file past this size: 64MB", cxxopts::value<std::string>()->default_value("64MB"))
-    ("keep-files", "delete the oldest files beyond this many", cxxopts::value<std::size_t>()->default_value("20"))
+    ("keep-files", "delete the oldest files beyond this many, once --min-age old",
+      cxxopts::value<std::size_t>()->default_value("20"))
+    ("min-age", "never delete a file written to less than this long ago (a tailer's time to read it): 5m, 30s",
+      cxxopts::value<std::string>()->default_value("5m"))
     ("follow", "keep exporting what the collector writes, until Ctrl+C or SIGTERM")
     ("interval", "with --follow, look for new events this often: 1s, 500ms",
       cxxopts::value<std::string>()->default_value("1s"))
@@ -255,6 +270,7 @@ int export_command(int argc, const char* const* argv) {
   if (request.keep_files == 0) throw UsageError("--keep-files must be at least 1");
   request.follow = args.count("follow") > 0;
   request.interval = interval_argument(args, "interval");
+  request.min_age = interval_argument(args, "min-age");
   return run_export(request);
 }
 

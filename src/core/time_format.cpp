@@ -170,7 +170,13 @@ std::optional<std::int64_t> parse_duration(std::string_view text) {
   if (text.empty()) return std::nullopt;
   std::int64_t unit = ns_per_second;
   switch (text.back()) {
-    case 's': text.remove_suffix(1); break;
+    case 's':
+      text.remove_suffix(1);
+      if (!text.empty() && text.back() == 'm') {  // ms
+        unit = 1000000;
+        text.remove_suffix(1);
+      }
+      break;
     case 'm':
       unit = 60 * ns_per_second;
       text.remove_suffix(1);

@@ -43,7 +43,7 @@ std::int64_t now_ns();
 
 namespace etwaudit {
 
-// "90" (seconds), "90s", "15m", "2h", "7d" -> ns. nullopt for anything else,
+// "90" (seconds), "90s", "500ms", "15m", "2h", "7d" -> ns. nullopt for anything else,
 // including zero and negative durations.
 std::optional<std::int64_t> parse_duration(std::string_view text);
 
