@@ -7,15 +7,17 @@
 #   bash tools/build-windows.sh [--test]
 #
 # The dependencies come from Debian, never from /usr/include (glibc headers
-# break a mingw build): SQLiteCpp and the SQLite it bundles as the source
-# package (`apt-get source sqlitecpp`, which needs a deb-src entry), and copies
+# break a mingw build): SQLiteCpp and the SQLite it bundles, and zlib, as
+# source packages (`apt-get source`, which needs a deb-src entry), and copies
 # of the header-only cxxopts, Catch2 v2 and nlohmann-json headers. All of it
 # goes to build-windows/deps/, which CMakeLists.txt reads through
 # ETWAUDIT_BUNDLED_DEPS.
 #
 # Wine: ETW does not work there (OpenTraceW fails with error 5), so the tests
 # that run are the portable ones, the device-map glue and the ETW callback with
-# synthetic records, and the executable's error for `collect`. Wine gets its
+# synthetic records, and the executable's error for `collect`; then
+# etwaudit.exe ships to a real ClickHouse server (tools/check-clickhouse.sh,
+# its first checks: WinHTTP and gzip). Wine gets its
 # own prefix in build-windows/wine, set to Windows 10.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,13 +34,17 @@ out=build-windows
 deps=$out/deps
 
 bash tools/install-packages.sh cmake g++-mingw-w64-x86-64-posix wine64 dpkg-dev catch2 libcxxopts-dev \
-  nlohmann-json3-dev
+  nlohmann-json3-dev clickhouse-server clickhouse-client sqlite3 python3
 
-# SQLiteCpp sources. apt-get source needs a deb-src line for bookworm main.
+# Source packages (SQLiteCpp with the SQLite it bundles; zlib for gzip
+# bodies), unpacked into deps/ once. apt-get source needs a deb-src line for
+# bookworm main.
 mkdir -p "$deps"
-sqlitecpp_dir=$(find "$deps" -maxdepth 1 -type d -name 'sqlitecpp-*' -print -quit)
-if [[ -z "$sqlitecpp_dir" || ! -f "$sqlitecpp_dir/sqlite3/sqlite3.c" ]]; then
-  if ! apt-cache showsrc sqlitecpp >/dev/null 2>&1; then
+source_package() {  # package, a file its unpacked folder must have
+  local dir
+  dir=$(find "$deps" -maxdepth 1 -type d -name "$1-*" -print -quit)
+  [[ -n "$dir" && -f "$dir/$2" ]] && return
+  if ! apt-cache showsrc "$1" >/dev/null 2>&1; then
     as_root=()
     [[ $(id -u) -eq 0 ]] || as_root=(sudo)
     echo "build-windows: adding a deb-src entry for bookworm main (/etc/apt/sources.list.d/etwaudit-deb-src.sources)"
@@ -49,14 +55,15 @@ if [[ -z "$sqlitecpp_dir" || ! -f "$sqlitecpp_dir/sqlite3/sqlite3.c" ]]; then
   fi
   rm -rf "$deps/source"
   mkdir -p "$deps/source"
-  (cd "$deps/source" && apt-get source -qq sqlitecpp >/dev/null 2>&1) ||
-    { echo "build-windows: 'apt-get source sqlitecpp' failed" >&2; exit 1; }
-  unpacked=$(find "$deps/source" -maxdepth 1 -type d -name 'sqlitecpp-*' -print -quit)
-  [[ -f "$unpacked/sqlite3/sqlite3.c" ]] ||
-    { echo "build-windows: the sqlitecpp source package has no sqlite3/sqlite3.c" >&2; exit 1; }
-  mv "$unpacked" "$deps/"
+  (cd "$deps/source" && apt-get source -qq "$1" >/dev/null 2>&1) ||
+    { echo "build-windows: 'apt-get source $1' failed" >&2; exit 1; }
+  dir=$(find "$deps/source" -maxdepth 1 -type d -name "$1-*" -print -quit)
+  [[ -f "$dir/$2" ]] || { echo "build-windows: the $1 source package has no $2" >&2; exit 1; }
+  mv "$dir" "$deps/"
   rm -rf "$deps/source"
-fi
+}
+source_package sqlitecpp sqlite3/sqlite3.c
+source_package zlib deflate.c
 
 # Header-only dependencies: copied from Debian's packages, never included from /usr/include.
 mkdir -p "$deps/include/catch2"
@@ -94,4 +101,11 @@ else
   "$wine" wineboot --init >/dev/null 2>&1
 fi
 ctest --test-dir "$out" --output-on-failure --timeout 600 -j "$(nproc)"
+# WinHTTP and gzip against a real ClickHouse server: etwaudit.exe ships.
+cat > "$out/etwaudit-wine" <<WRAPPER
+#!/usr/bin/env bash
+exec "$wine" "$PWD/$out/etwaudit.exe" "\$@"
+WRAPPER
+chmod +x "$out/etwaudit-wine"
+CHECK_CLICKHOUSE_BASIC=1 bash tools/check-clickhouse.sh "$out/etwaudit-wine"
 echo "build-windows: Windows tests passed under Wine, $((SECONDS - start)) s in all"

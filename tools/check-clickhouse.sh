@@ -19,6 +19,10 @@
 #
 #   bash tools/check-clickhouse.sh ETWAUDIT
 #
+# ETWAUDIT may be a script that runs the Windows build under Wine;
+# CHECK_CLICKHOUSE_BASIC=1 then keeps to the first checks (one collect and
+# three ships: WinHTTP, gzip and the cursor).
+#
 # Exit 77 (skipped) when clickhouse-server is not installed: tools/test.sh
 # installs it.
 set -euo pipefail
@@ -98,6 +102,13 @@ sqlite3 "$db" 'UPDATE destinations SET shipped_through = 0'
 "$exe" ship --db "$db" --to "$url" 2>/dev/null
 check "a repeated batch: raw rows doubled" "$((2 * local_rows))" "$(q 'SELECT count() FROM fleet.events')"
 check "a repeated batch: FINAL counts each once" "$local_rows" "$(q 'SELECT count() FROM fleet.events FINAL')"
+finish() {
+  if ((fail)); then echo "check-clickhouse: some checks failed"; exit 1; fi
+  echo "check-clickhouse: every check held"
+  exit 0
+}
+# CHECK_CLICKHOUSE_BASIC=1: only the above (the Windows executable under Wine).
+[[ -n "${CHECK_CLICKHOUSE_BASIC:-}" ]] && finish
 
 # A column the lines have is gone: a permanent error, the cursor stays.
 q 'ALTER TABLE fleet.events DROP COLUMN renamed_to'
@@ -289,5 +300,4 @@ status=$?
 set -e
 check "credentials in the URL are refused (exit 2)" "2" "$status"
 
-if ((fail)); then echo "check-clickhouse: some checks failed"; exit 1; fi
-echo "check-clickhouse: every check held"
+finish

@@ -1,9 +1,9 @@
 #pragma once
 // HTTP for the destinations that take events over it (ClickHouse): one POST
-// at a time, through libcurl (Debian's libcurl4-openssl-dev; HTTPS when the
-// URL says https://, with the system's certificates); bodies compressed
-// with zlib. A build without
-// libcurl (Windows, for now) has none, and says so.
+// at a time, through libcurl (http_curl.cpp, Debian's libcurl4-openssl-dev)
+// or WinHTTP on Windows (http_winhttp.cpp); HTTPS when the URL says https://,
+// with the system's certificates; bodies compressed with zlib (gzip.cpp). A
+// build without them has none (http_none.cpp), and says so.
 
 #include <chrono>
 #include <string>

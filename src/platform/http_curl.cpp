@@ -1,7 +1,6 @@
 // platform/http.h with libcurl.
 
 #include <curl/curl.h>
-#include <zlib.h>
 
 #include <cstdio>
 #include <mutex>
@@ -25,22 +24,6 @@ std::size_t append(char* data, std::size_t size, std::size_t count, void* out) {
 
 bool http_available() {
   return true;
-}
-
-std::string gzip_compress(const std::string& text) {
-  z_stream stream{};
-  // windowBits 15 + 16: a gzip header and trailer; level 1: JSON lines shrink
-  // about 15 times at a few hundred MB/s.
-  if (deflateInit2(&stream, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return {};
-  std::string out(deflateBound(&stream, static_cast<uLong>(text.size())), '\0');
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  stream.avail_in = static_cast<uInt>(text.size());
-  stream.next_out = reinterpret_cast<Bytef*>(out.data());
-  stream.avail_out = static_cast<uInt>(out.size());
-  const int result = deflate(&stream, Z_FINISH);
-  out.resize(stream.total_out);
-  deflateEnd(&stream);
-  return result == Z_STREAM_END ? out : std::string();
 }
 
 HttpResponse http_post(const std::string& url, const std::string& text, const HttpCredentials& credentials,
@@ -90,19 +73,6 @@ HttpResponse http_post(const std::string& url, const std::string& text, const Ht
   curl_slist_free_all(headers);
   curl_easy_cleanup(curl);
   return response;
-}
-
-std::string url_encode(const std::string& text) {
-  global_init();
-  std::string out;
-  if (CURL* curl = curl_easy_init()) {
-    if (char* escaped = curl_easy_escape(curl, text.data(), static_cast<int>(text.size()))) {
-      out = escaped;
-      curl_free(escaped);
-    }
-    curl_easy_cleanup(curl);
-  }
-  return out;
 }
 
 }  // namespace etwaudit
