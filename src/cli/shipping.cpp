@@ -121,7 +121,8 @@ std::string clickhouse_destination_name(const ClickHouseTarget& target) {
 ShipResult ship_events(const ShipRequest& request, const std::function<bool()>& stop,
                        const std::function<void(const std::string&)>& note) {
   using Clock = std::chrono::steady_clock;
-  if (!http_available()) throw Error("this build of etwaudit has no HTTP (built without libcurl or zlib): it cannot ship");
+  if (!http_available())
+    throw Error("this build of etwaudit has no HTTP (built without libcurl or zlib): it cannot ship");
   auto db = open_for_maintenance(request.db_path);
   const EventOrigin origin{machine_id(), host_name(), database_uuid(*db)};
   DestinationState destination = open_destination(*db, request.name);
