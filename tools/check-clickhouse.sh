@@ -278,7 +278,8 @@ check "who touched a path, per host and process" "21" "$(q "SELECT count() FROM 
 check "top writers per host" "5" "$(q "SELECT count() FROM (SELECT host, process, sum(size) AS bytes FROM fleet.events FINAL WHERE op = 'write' GROUP BY host, process ORDER BY host, bytes DESC LIMIT 5 BY host)")"
 
 # A collector that died (SIGKILL): its run never ended. The fleet question of
-# doc/fleet.md finds it (its "10 minutes" shortened to 1 s here).
+# doc/fleet.md finds it (its "10 minutes" shortened to 1 s here; ClickHouse's
+# now() counts whole seconds, so the wait is over 2 s).
 db6=$work/died.db
 (for i in $(seq 30); do sed -n "$((i * 100 + 1)),$((i * 100 + 100))p" "$work/stream.jsonl"; sleep 0.1; done) |
   "$exe" collect --source replay:- --db "$db6" --quiet --coalesce-ms 0 2>/dev/null &
@@ -286,7 +287,7 @@ collector=$!
 sleep 1.5
 kill -9 $collector; wait $collector 2>/dev/null || true
 "$exe" ship --db "$db6" --to "$url" 2>/dev/null
-sleep 1.2
+sleep 2.5
 uuid6=$(sqlite3 "$db6" 'SELECT db_uuid FROM identity')
 silent=$(sed -n '/^-- collectors that went silent/,/;$/p' "$doc" | sed 's/- 600)/- 1)/')
 in_fleet() { clickhouse-client --host 127.0.0.1 --port "$tcp" --database fleet --query "$1"; }
