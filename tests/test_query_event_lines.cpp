@@ -6,6 +6,7 @@
 #include "core/run_stats.h"
 #include "query/event_feed.h"
 #include "query/event_lines.h"
+#include "query/late_names.h"
 #include "query/run_lines.h"
 #include "store/database.h"
 #include "store/destinations.h"
@@ -135,4 +136,91 @@ TEST_CASE("run records are written when they changed since they last arrived, wi
   CHECK(rows[1]["exit_reason"].is_null());
   runs.sent();
   CHECK_FALSE(runs.changed(lines, origin));
+}
+
+TEST_CASE("a name learned after its events went is logged for the destinations, and the feed finds those events",
+          "[event_lines][destinations]") {
+  TempDir dir;
+  WriteDatabase database(dir.file("audit.db"));
+  auto& db = database.db();
+  Catalog catalog;
+  RunStats stats;
+  EventWriter writer(db, catalog, SelfExclusion{});
+  writer.begin_run("test", "host");
+  const std::uint32_t early = catalog.intern_process(10, 0, "/usr/bin/early");
+  const std::uint32_t other = catalog.intern_process(11, 0, "/usr/bin/other");
+  const std::uint32_t log = catalog.intern_path("/var/log/app.log");
+  auto batch_of = [&](std::int64_t from, int n) {
+    std::vector<FileEvent> batch;
+    for (int i = 0; i < n; ++i) {
+      FileEvent event;
+      event.time = 1796206530000000000 + from + i;
+      event.process = i % 2 ? early : other;
+      event.path = log;
+      event.op = Op::write;
+      event.size = 10;
+      batch.push_back(event);
+    }
+    return batch;
+  };
+  auto first = batch_of(0, 10);
+  writer.write_batch(first, stats);
+  catalog.learn_command_line(early, "early --now");
+  auto second = batch_of(100, 2);
+  writer.write_batch(second, stats);
+  // No destination: nothing to send again, nothing logged.
+  CHECK(db.execAndGet("SELECT count(*) FROM name_changes").getInt64() == 0);
+
+  open_destination(db, "central");
+  const std::uint32_t late = catalog.intern_process(12, 0, "/usr/bin/late");
+  std::vector<FileEvent> third = batch_of(200, 4);
+  for (auto& event : third) event.process = late;
+  writer.write_batch(third, stats);
+  catalog.learn_command_line(late, "late --flag");
+  auto fourth = batch_of(300, 2);
+  writer.write_batch(fourth, stats);
+  const auto changes = name_changes_after(db, 0);
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0].file_id == 0);
+  CHECK(changes[0].process_id == db.execAndGet("SELECT process_id FROM processes WHERE pid = 12").getInt64());
+  CHECK(name_changes_after(db, changes[0].seq).empty());
+
+  EventFeed feed(db);
+  // The process's events up to a cursor, in id order.
+  const std::int64_t cursor = db.execAndGet("SELECT max(id) FROM events").getInt64();
+  auto of_late = feed.of(0, changes[0].process_id, 0, cursor, 100);
+  CHECK(of_late.size() == 4);
+  CHECK(feed.process(of_late[0].process_id).command_line == "late --flag");
+  // The file's, each once though two processes wrote it in the same segment; paged.
+  const std::int64_t file = db.execAndGet("SELECT file_id FROM files WHERE path = '/var/log/app.log'").getInt64();
+  std::vector<std::int64_t> ids;
+  for (std::int64_t after = 0;;) {
+    const auto page = feed.of(file, 0, after, cursor, 3);
+    if (page.empty()) break;
+    for (const auto& event : page) ids.push_back(event.event_id);
+    after = page.back().event_id;
+  }
+  CHECK(ids.size() == 18);
+  CHECK(std::is_sorted(ids.begin(), ids.end()));
+  CHECK(std::adjacent_find(ids.begin(), ids.end()) == ids.end());
+  // Not past the cursor.
+  CHECK(feed.of(file, 0, 0, ids[4], 100).size() == 5);
+
+  // Sent again: a refusal keeps the change for the next time; a delivery
+  // moves names_through, and what every destination dealt with goes.
+  DestinationState central = open_destination(db, "central");
+  central.shipped_through = cursor;
+  CHECK_FALSE(resend_late_names(db, feed, central, 3, [](const auto&) { return false; }).has_value());
+  CHECK(central.names_through == 0);
+  std::vector<std::string> command_lines;
+  const auto rows = resend_late_names(db, feed, central, 3, [&](const std::vector<FeedEvent>& events) {
+    for (const auto& event : events) command_lines.push_back(feed.process(event.process_id).command_line.value_or(""));
+    return true;
+  });
+  CHECK(rows == 4);
+  CHECK(command_lines == std::vector<std::string>(4, "late --flag"));
+  CHECK(central.names_through == changes[0].seq);
+  CHECK(open_destination(db, "central").names_through == changes[0].seq);
+  CHECK(db.execAndGet("SELECT count(*) FROM name_changes").getInt64() == 0);
+  CHECK(resend_late_names(db, feed, central, 3, [](const auto&) { return false; }) == 0);
 }

@@ -15,6 +15,7 @@
 #   - the server killed mid-ship while a collector keeps writing, started
 #     again: every event arrives once;
 #   - an outage longer than the collector's --keep: nothing unsent is pruned;
+#   - a command line learned after its process's events went: sent again;
 #   - credentials in the URL are refused.
 #
 #   bash tools/check-clickhouse.sh ETWAUDIT
@@ -276,6 +277,35 @@ check "...then pruning goes on (the newest hour is left)" "1" \
 # The fleet questions of doc/fleet.md run against the table.
 check "who touched a path, per host and process" "21" "$(q "SELECT count() FROM (SELECT host, process, user, op, count() AS events FROM fleet.events FINAL WHERE path = 'C:\\\\data\\\\f7.bin' GROUP BY host, process, user, op)")"
 check "top writers per host" "5" "$(q "SELECT count() FROM (SELECT host, process, sum(size) AS bytes FROM fleet.events FINAL WHERE op = 'write' GROUP BY host, process ORDER BY host, bytes DESC LIMIT 5 BY host)")"
+
+# A name learned after its events went: a process's command line arrives
+# on a later line, after the shipper sent its first events; those events go
+# again, with it, and the central table keeps the newest copy.
+db7=$work/late.db
+late_line() { printf '{"time":%s,"pid":700,"process":"/usr/bin/tool","op":"write","path":"/srv/out.bin","size":1%s}\n' "$1" "$2"; }
+(for n in $(seq 100); do late_line $((1796230000000000000 + n)) ""; done
+ for _ in $(seq 200); do  # until the shipper has them
+   [[ "$(sqlite3 "$db7" 'SELECT shipped_through FROM destinations' 2>/dev/null)" == 1796230000000000100 ]] && break
+   sleep 0.1
+ done
+ "$exe" export --db "$db7" --out "$work/late-export" 2>/dev/null
+ for n in $(seq 101 110); do late_line $((1796230000000000000 + n)) ',"command_line":"tool --late"'; done) |
+  "$exe" collect --source replay:- --db "$db7" --quiet --coalesce-ms 0 --ship "$url" --ship-interval 1s 2> "$work/late.err"
+uuid7=$(sqlite3 "$db7" 'SELECT db_uuid FROM identity')
+check "a command line learned late reaches the events already sent (FINAL)" "110 110" \
+  "$(q "SELECT count(), countIf(command_line = 'tool --late') FROM fleet.events FINAL WHERE db_uuid = '$uuid7'" | tr '\t' ' ')"
+check "...those went twice (raw rows)" "210" "$(q "SELECT count() FROM fleet.events WHERE db_uuid = '$uuid7'")"
+# The same for a JSONL export: the later line of each event_uid has the name.
+"$exe" export --db "$db7" --out "$work/late-export" 2> "$work/late-export.err"
+check "...and an export writes them again (lines, events, the last of each named)" "210 110 110" \
+  "$(cat "$work"/late-export/*.jsonl | python3 -c '
+import json, sys
+last = {}
+lines = 0
+for line in sys.stdin:
+    event = json.loads(line); lines += 1; last[event["event_uid"]] = event
+print(lines, len(last), sum(e.get("command_line") == "tool --late" for e in last.values()))')"
+check "...saying so" "1" "$(grep -c 'written again with a name learned after they went' "$work/late-export.err")"
 
 # A collector that died (SIGKILL): its run never ended. The fleet question of
 # doc/fleet.md finds it (its "10 minutes" shortened to 1 s here; ClickHouse's

@@ -10,7 +10,9 @@
 // --keep-files are deleted once --min-age old. A file whose last line was cut by a crash is
 // left as it is and the next batch goes to a new file. After any crash the
 // next run writes again from the cursor: at least once, event_uid tells the
-// repeats.
+// repeats. Events whose file or process was named after they were written
+// are written again with the name (query/late_names.h): the later line of an
+// event_uid is the one to keep.
 //
 // Beside a collector: a read connection for the events, and one small
 // transaction per batch for the cursor, which waits for the collector's
@@ -35,6 +37,7 @@
 #include "platform/platform.h"
 #include "query/event_feed.h"
 #include "query/event_lines.h"
+#include "query/late_names.h"
 #include "store/database.h"
 #include "store/destinations.h"
 
@@ -177,16 +180,10 @@ int run_export(const ExportRequest& request) {
   install_stop_handlers();
 
   EventFeed feed(*db);
-  std::uint64_t rows = 0;
+  std::uint64_t rows = 0, renamed = 0;
   std::string lines;
-  for (;;) {
-    const std::vector<FeedEvent> events = feed.next(destination.shipped_through, request.batch);
-    if (events.empty()) {
-      if (!request.follow || !stop_requested().empty()) break;
-      std::this_thread::sleep_for(request.interval);
-      if (!stop_requested().empty()) break;
-      continue;
-    }
+  // One batch of lines out, whole, before any cursor moves.
+  auto write = [&](const std::vector<FeedEvent>& events) {
     event_lines(lines, feed, events, origin);
     try {
       if (to_stdout) {
@@ -200,6 +197,20 @@ int run_export(const ExportRequest& request) {
       record_destination_error(*db, request.name, e.what());
       throw;
     }
+    return true;
+  };
+  for (;;) {
+    // Events whose names came after they went: again, with the names (the
+    // later line of an event_uid is the one to keep).
+    renamed += resend_late_names(*db, feed, destination, request.batch, write).value_or(0);
+    const std::vector<FeedEvent> events = feed.next(destination.shipped_through, request.batch);
+    if (events.empty()) {
+      if (!request.follow || !stop_requested().empty()) break;
+      std::this_thread::sleep_for(request.interval);
+      if (!stop_requested().empty()) break;
+      continue;
+    }
+    write(events);
     // Delivered: now the cursor may move.
     destination.shipped_through = events.back().event_id;
     advance_destination(*db, request.name, destination.shipped_through, events.size());
@@ -210,6 +221,9 @@ int run_export(const ExportRequest& request) {
             << (to_stdout ? std::string("standard output")
                           : utf8_name(folder->current().empty() ? utf8_path(request.out) : folder->current()))
             << "; '" << request.name << "' now has every event up to id " << destination.shipped_through << "\n";
+  if (renamed > 0)
+    std::cerr << "etwaudit export: " << with_thousands(renamed)
+              << " event rows written again with a name learned after they went\n";
   return 0;
 }
 

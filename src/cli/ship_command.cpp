@@ -81,6 +81,9 @@ int ship_command(int argc, const char* const* argv) {
             << " and " << with_thousands(result.run_rows) << " run record" << (result.run_rows == 1 ? "" : "s")
             << " to " << request.target.base << " database " << request.target.database << " in " << rate << "; '"
             << request.name << "' has every event up to id " << result.shipped_through << "\n";
+  if (result.renamed_rows > 0)
+    std::cerr << "etwaudit ship: " << with_thousands(result.renamed_rows)
+              << " event rows sent again with a name learned after they went\n";
   return 0;
 }
 

@@ -15,6 +15,7 @@
 #include "query/clickhouse_schema.h"
 #include "query/event_feed.h"
 #include "query/event_lines.h"
+#include "query/late_names.h"
 #include "query/run_lines.h"
 #include "store/database.h"
 #include "store/destinations.h"
@@ -175,29 +176,44 @@ ShipResult ship_events(const ShipRequest& request, const std::function<bool()>& 
     wait = std::min<std::chrono::seconds>(wait * 2, std::chrono::seconds(60));
     return false;
   };
-  std::optional<Clock::time_point> waiting_since;  // since when events wait to be sent
-  Clock::time_point runs_checked{};                // when the runs were last looked at
-  Clock::time_point next_insert{};                 // not before, for --max-rate
+  constexpr auto none = Clock::time_point::max();
+  Clock::time_point waiting_since = none;  // since when events wait to be sent
+  Clock::time_point runs_checked{};        // when the runs were last looked at
+  Clock::time_point next_insert{};         // not before, for --max-rate
+  // --max-rate: waits until rows more may go.
+  auto pace = [&](std::size_t rows, bool stopping) {
+    const auto now = Clock::now();
+    if (request.max_rate > 0 && !stopping && now < next_insert) sleep_unless_stopped(next_insert - now);
+    if (request.max_rate > 0) next_insert = Clock::now() + std::chrono::microseconds(rows * 1000000 / request.max_rate);
+  };
+  // Events whose names came after they went: again, with the names.
+  auto send_late_names = [&](bool stopping) {
+    const auto rows = resend_late_names(*db, feed, destination, request.batch, [&](const auto& events) {
+      pace(events.size(), stopping);
+      event_lines(lines, feed, events, origin);
+      return deliver(events_table, lines, stopping);
+    });
+    if (rows) result.renamed_rows += *rows;
+    return rows.has_value();
+  };
   const auto started = Clock::now();
   for (;;) {
     const bool stopping = stop();  // then ship what is left, and end
+    if (!send_late_names(stopping)) continue;
     const std::vector<FeedEvent> events = feed.next(destination.shipped_through, request.batch);
     const auto now = Clock::now();
-    if (!events.empty() && !waiting_since) waiting_since = now;
+    if (!events.empty() && waiting_since == none) waiting_since = now;
     // Following, a batch goes when it is full or its oldest event waited --interval.
     const bool send_events = !events.empty() && (!request.follow || stopping || events.size() >= request.batch ||
-                                                 now - *waiting_since >= request.interval);
+                                                 now - waiting_since >= request.interval);
     if (send_events) {
-      if (request.max_rate > 0 && !stopping && now < next_insert) sleep_unless_stopped(next_insert - now);
-      const auto insert_started = Clock::now();
-      if (request.max_rate > 0)
-        next_insert = insert_started + std::chrono::microseconds(events.size() * 1000000 / request.max_rate);
+      pace(events.size(), stopping);
       event_lines(lines, feed, events, origin);
       if (!deliver(events_table, lines, stopping)) continue;
       destination.shipped_through = events.back().event_id;
       advance_destination(*db, request.name, destination.shipped_through, events.size());
       result.rows += events.size();
-      if (events.size() < request.batch) waiting_since.reset();  // else a backlog: the next batch goes at once
+      if (events.size() < request.batch) waiting_since = none;  // else a backlog: the next batch goes at once
     }
     // The run records that changed: with events, every --interval, and at the end.
     if (send_events || stopping || !request.follow || now - runs_checked >= request.interval) {

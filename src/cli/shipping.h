@@ -3,7 +3,8 @@
 // `etwaudit collect --ship` share. The events after the destination's cursor
 // go as INSERT ... FORMAT JSONEachRow over HTTP (platform/http.h), a batch at
 // a time; the cursor moves only after the server's 200. The run records
-// that changed follow each batch (query/run_lines.h). The server's reply
+// that changed follow each batch (query/run_lines.h), and events whose file
+// or process was named after they went are sent again (sql/0018). The server's reply
 // is classified by its Code: an error it will repeat (the table, a column,
 // the data, the login) ends shipping with the message and the cursor kept;
 // any other is retried when following, after a wait that doubles up to a
@@ -53,8 +54,9 @@ struct ShipRequest {
 };
 
 struct ShipResult {
-  std::uint64_t rows = 0;      // event rows
-  std::uint64_t run_rows = 0;  // run records (each sent again as it changed)
+  std::uint64_t rows = 0;          // event rows
+  std::uint64_t run_rows = 0;      // run records (each sent again as it changed)
+  std::uint64_t renamed_rows = 0;  // event rows sent again with a name learned late
   std::int64_t shipped_through = 0;
   double seconds = 0;
 };

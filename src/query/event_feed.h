@@ -47,15 +47,24 @@ class EventFeed {
   // At most max events with an id above after, in id order. Each call reads
   // names and processes afresh (a file named since the last batch).
   std::vector<FeedEvent> next(std::int64_t after, std::size_t max);
+  // At most max events of one file (file_id) or one process (process_id;
+  // the other 0) with an id above after and up to through, in id order:
+  // what a destination had of them before their name came (sql/0018).
+  std::vector<FeedEvent> of(std::int64_t file_id, std::int64_t process_id, std::int64_t after, std::int64_t through,
+                            std::size_t max);
   // The process row of an event (cached).
   const FeedProcess& process(std::int64_t process_id);
 
  private:
   const std::string& file_name(std::int64_t file_id);
+  // Appends the rows statement returns, each resolved.
+  void read_rows(SQLite::Statement& statement, std::vector<FeedEvent>& events);
 
   SQLite::Database& m_db;
-  SQLite::Statement m_segments;                            // segments holding ids above ?1, in id order
-  std::vector<std::optional<SQLite::Statement>> m_events;  // per slot
+  SQLite::Statement m_segments;                               // segments holding ids above ?1, in id order
+  std::vector<std::optional<SQLite::Statement>> m_events;     // per slot
+  SQLite::Statement m_ranges;                                 // the id ranges holding a file's or process's events
+  std::vector<std::optional<SQLite::Statement>> m_events_of;  // per slot: those events
   SQLite::Statement m_process;
   SQLite::Statement m_file;
   SQLite::Statement m_rename;

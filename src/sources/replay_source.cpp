@@ -195,6 +195,8 @@ void ReplaySource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStat
     process.parent_pid = record.parent_pid;
     process.user = record.user;
     event.process = catalog.intern_process(process);
+    // A process first seen without its command line takes it from a later line.
+    if (!record.command_line.empty()) catalog.learn_command_line(event.process, record.command_line);
     stats.received += 1;
     if (!queue.push_waiting(event)) break;
   }

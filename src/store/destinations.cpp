@@ -8,6 +8,17 @@
 
 namespace etwaudit {
 
+namespace {
+
+// The name changes every destination has dealt with are needed no more.
+void drop_dealt_name_changes(SQLite::Database& db) {
+  db.exec(
+      "DELETE FROM name_changes WHERE seq <= coalesce((SELECT min(names_through) FROM destinations), "
+      "(SELECT max(seq) FROM name_changes))");
+}
+
+}  // namespace
+
 std::string database_uuid(SQLite::Database& db) {
   SQLite::Statement query(db, "SELECT db_uuid FROM identity LIMIT 1");
   if (!query.executeStep()) throw Error("'" + db.getFilename() + "' has no identity (db_uuid)");
@@ -17,19 +28,22 @@ std::string database_uuid(SQLite::Database& db) {
 DestinationState open_destination(SQLite::Database& db, const std::string& name) {
   {
     SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
-    SQLite::Statement insert(db, "INSERT INTO destinations (name, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING");
+    SQLite::Statement insert(db,
+                             "INSERT INTO destinations (name, created_at, names_through) "
+                             "VALUES (?, ?, (SELECT coalesce(max(seq), 0) FROM name_changes)) ON CONFLICT DO NOTHING");
     insert.bind(1, name);
     insert.bind(2, static_cast<std::int64_t>(now_ns()));
     insert.exec();
     transaction.commit();
   }
-  SQLite::Statement query(db, "SELECT shipped_through, rows_shipped FROM destinations WHERE name = ?");
+  SQLite::Statement query(db, "SELECT shipped_through, rows_shipped, names_through FROM destinations WHERE name = ?");
   query.bind(1, name);
   DestinationState state;
   state.name = name;
   if (query.executeStep()) {
     state.shipped_through = query.getColumn(0).getInt64();
     state.rows_shipped = static_cast<std::uint64_t>(query.getColumn(1).getInt64());
+    state.names_through = query.getColumn(2).getInt64();
   }
   return state;
 }
@@ -48,6 +62,27 @@ void advance_destination(SQLite::Database& db, const std::string& name, std::int
   transaction.commit();
 }
 
+std::vector<NameChange> name_changes_after(SQLite::Database& db, std::int64_t after) {
+  SQLite::Statement query(db,
+                          "SELECT seq, coalesce(file_id, 0), coalesce(process_id, 0) FROM name_changes WHERE seq > ? "
+                          "ORDER BY seq");
+  query.bind(1, after);
+  std::vector<NameChange> changes;
+  while (query.executeStep())
+    changes.push_back({query.getColumn(0).getInt64(), query.getColumn(1).getInt64(), query.getColumn(2).getInt64()});
+  return changes;
+}
+
+void advance_names(SQLite::Database& db, const std::string& name, std::int64_t seq) {
+  SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+  SQLite::Statement update(db, "UPDATE destinations SET names_through = max(names_through, ?2) WHERE name = ?1");
+  update.bind(1, name);
+  update.bind(2, seq);
+  update.exec();
+  drop_dealt_name_changes(db);
+  transaction.commit();
+}
+
 void forget_destination(SQLite::Database& db, const std::string& name) {
   SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
   SQLite::Statement remove(db, "DELETE FROM destinations WHERE name = ?");
@@ -59,6 +94,7 @@ void forget_destination(SQLite::Database& db, const std::string& name) {
     throw Error("no destination '" + name + "' in '" + db.getFilename() + "' (" +
                 (names.empty() ? std::string("it has none") : "it has " + names) + ")");
   }
+  drop_dealt_name_changes(db);
   transaction.commit();
 }
 

@@ -166,6 +166,9 @@ EventWriter::EventWriter(SQLite::Database& db, Catalog& catalog, SelfExclusion s
                        "INSERT INTO processes (pid, start_time, image, command_line, parent_pid, user, uid) "
                        "VALUES (?, ?, ?, ?, ?, ?, ?)"),
       m_name_process(db, "UPDATE processes SET command_line = ? WHERE process_id = ? AND command_line IS NULL"),
+      m_log_name_change(db,
+                        "INSERT INTO name_changes (file_id, process_id) SELECT ?1, ?2 WHERE EXISTS "
+                        "(SELECT 1 FROM destinations)"),
       m_update_run(db,
                    "UPDATE collector_runs SET last_commit_at = ?, events_received = ?, events_written = ?, "
                    "events_dropped = ?, events_lost = ?, events_excluded = ?, bad_input = ?, unresolved = ?, "
@@ -251,7 +254,7 @@ void EventWriter::apply_learned_command_lines() {
     m_name_process.reset();
     m_name_process.bind(1, m_catalog.process(process).command_line);
     m_name_process.bind(2, m_process_ids[process]);
-    m_name_process.exec();
+    if (m_name_process.exec() > 0) log_name_change(0, m_process_ids[process]);
   }
 }
 
@@ -269,6 +272,7 @@ void EventWriter::apply_resolutions() {
       if (named != m_file_ids[resolution.path_id]) {
         merge_file(m_file_ids[resolution.path_id], named);
         m_file_ids[resolution.path_id] = named;
+        log_name_change(named, 0);
         continue;
       }
     }
@@ -277,7 +281,21 @@ void EventWriter::apply_resolutions() {
     bind_text_or_null(m_name_file, 2, nt_path);
     m_name_file.bind(3, static_cast<std::int64_t>(m_file_ids[resolution.path_id]));
     m_name_file.exec();
+    log_name_change(m_file_ids[resolution.path_id], 0);
   }
+}
+
+void EventWriter::log_name_change(std::int64_t file_id, std::int64_t process_id) {
+  m_log_name_change.reset();
+  if (file_id)
+    m_log_name_change.bind(1, file_id);
+  else
+    m_log_name_change.bind(1);
+  if (process_id)
+    m_log_name_change.bind(2, process_id);
+  else
+    m_log_name_change.bind(2);
+  m_log_name_change.exec();
 }
 
 void EventWriter::merge_file(std::int64_t from, std::int64_t into) {

@@ -152,6 +152,9 @@ class EventWriter {
   // drops row from: a file that was unresolved under one kernel key turned
   // out to have a row under its name already.
   void merge_file(std::int64_t from, std::int64_t into);
+  // While there are destinations: the file or the process (the other 0) got
+  // its name after events of it may have been delivered (sql/0018).
+  void log_name_change(std::int64_t file_id, std::int64_t process_id);
   // path and nt_path for a name as the source gave it.
   std::pair<std::string, std::string> file_columns(const std::string& name) const;
   std::int64_t lookup_or_insert_process(const ProcessInfo& info);
@@ -243,6 +246,7 @@ class EventWriter {
   SQLite::Statement m_find_process;
   SQLite::Statement m_insert_process;
   SQLite::Statement m_name_process;
+  SQLite::Statement m_log_name_change;   // sql/0018
   std::vector<std::uint32_t> m_learned;  // processes whose learned command line is not committed yet
   SQLite::Statement m_update_run;
 };
