@@ -16,7 +16,8 @@
 #     again: every event arrives once;
 #   - an outage longer than the collector's --keep: nothing unsent is pruned;
 #   - a command line learned after its process's events went: sent again;
-#   - credentials in the URL are refused.
+#   - credentials in the URL are refused;
+#   - a server that never answers holds a stopping collector 10 s, no more.
 #
 #   bash tools/check-clickhouse.sh ETWAUDIT
 #
@@ -34,38 +35,15 @@ if ! command -v clickhouse-server >/dev/null || ! command -v clickhouse-client >
   exit 77
 fi
 work=$(mktemp -d)
-http=$((20000 + RANDOM % 20000))
-tcp=$((http + 1))
-mkdir -p "$work/data" "$work/tmp"
-cat > "$work/config.xml" <<XML
-<yandex>
-  <logger><level>warning</level><log>$work/server.log</log><errorlog>$work/error.log</errorlog></logger>
-  <http_port>$http</http_port>
-  <tcp_port>$tcp</tcp_port>
-  <listen_host>127.0.0.1</listen_host>
-  <path>$work/data/</path>
-  <tmp_path>$work/tmp/</tmp_path>
-  <users_config>$work/users.xml</users_config>
-  <default_profile>default</default_profile>
-  <default_database>default</default_database>
-  <mark_cache_size>536870912</mark_cache_size>
-</yandex>
-XML
-cat > "$work/users.xml" <<'XML'
-<yandex><profiles><default/></profiles><users><default><password></password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></default></users><quotas><default/></quotas></yandex>
-XML
-q() { clickhouse-client --host 127.0.0.1 --port "$tcp" --query "$1"; }
-server=
-start_server() {
-  clickhouse-server --config-file="$work/config.xml" >/dev/null 2>&1 &
-  server=$!
-  for _ in $(seq 300); do q 'SELECT 1' >/dev/null 2>&1 && return; sleep 0.1; done
-  echo "check-clickhouse: the server did not start"; cat "$work/error.log"; exit 1
-}
-stop_server() {  # as a crash or a power cut: SIGKILL
-  kill -9 "$server" 2>/dev/null; wait "$server" 2>/dev/null || true
-}
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; [[ -n "${proxy:-}" ]] && kill $proxy 2>/dev/null; [[ -n "${KEEP:-}" ]] || rm -rf "$work"' EXIT
+me=check-clickhouse
+source "$(dirname "$0")/lib.sh"
+clickhouse_setup "$work"
+http=$clickhouse_http
+tcp=$clickhouse_tcp
+q() { clickhouse_query "$1"; }
+start_server() { clickhouse_start; }
+stop_server() { clickhouse_kill; }  # as a crash or a power cut
+trap 'kill $clickhouse_pid 2>/dev/null; wait $clickhouse_pid 2>/dev/null; [[ -n "${proxy:-}" ]] && kill $proxy 2>/dev/null; [[ -n "${KEEP:-}" ]] || rm -rf "$work"' EXIT
 start_server
 
 fail=0
@@ -330,5 +308,35 @@ set +e
 status=$?
 set -e
 check "credentials in the URL are refused (exit 2)" "2" "$status"
+
+# A server that takes the request and never answers: the collector, told to
+# stop (its input ended), gives shipping 10 s more, not the request's 5
+# minutes; the events wait in the database.
+cat > "$work/silent.py" <<'PY'
+import socket, sys, time
+listener = socket.socket()
+listener.bind(("127.0.0.1", 0))
+listener.listen()
+open(sys.argv[1], "w").write(str(listener.getsockname()[1]))
+held = []
+while True:
+    connection, _ = listener.accept()
+    held.append(connection)  # read nothing, answer nothing
+PY
+python3 "$work/silent.py" "$work/silent.port" &
+proxy=$!
+for _ in $(seq 50); do [[ -s "$work/silent.port" ]] && break; sleep 0.1; done
+db8=$work/silent.db
+started=$(date +%s)
+set +e
+(sed -n 1,100p "$work/stream.jsonl"; sleep 2; sed -n 101,200p "$work/stream.jsonl") |
+  "$exe" collect --source replay:- --db "$db8" --quiet --coalesce-ms 0 --ship-interval 1s \
+    --ship "http://127.0.0.1:$(cat "$work/silent.port")/?database=fleet" 2> "$work/silent.err"
+status=$?
+set -e
+check "a server that never answers: the stopping collector ends within 10 s and some" "0 1" \
+  "$status $(( $(date +%s) - started < 20 ))"
+check "...saying the rest waits" "1" "$(grep -c 'given up waiting for the server.*the next etwaudit ship sends the rest' "$work/silent.err")"
+check "...with every event in the database" "200" "$(sqlite3 "$db8" 'SELECT count(*) FROM events')"
 
 finish

@@ -277,13 +277,17 @@ int run_collect(CollectRequest& request) {
     std::cerr << (show_status ? "\r\033[K" : "") << "etwaudit collect: warning: " << warning << std::endl;
   };
   // --ship: a thread of its own sends what the writer commits, on its own
-  // connection, and what is left once collecting ends.
+  // connection, and what is left once collecting ends. It yields the CPU to
+  // the collection when both want it: a source that is not read fast enough
+  // loses events (ETW's buffers, fanotify's queue), while unsent events only
+  // wait in the database.
   std::atomic<bool> collecting{true};
   std::optional<ShipResult> shipped;
   std::string ship_error;
   std::thread shipper;
   if (request.ship) {
     shipper = std::thread([&] {
+      lower_this_thread_priority();
       try {
         shipped = ship_events(
             *request.ship, [&] { return !collecting.load(); },
@@ -305,7 +309,11 @@ int run_collect(CollectRequest& request) {
   if (shipped)
     std::cerr << "  shipped " << with_thousands(shipped->rows) << " event rows and "
               << with_thousands(shipped->run_rows) << " run records to " << request.ship->target.base << " database "
-              << request.ship->target.database << "\n";
+              << request.ship->target.database
+              << (shipped->renamed_rows > 0
+                      ? ", and " + with_thousands(shipped->renamed_rows) + " again with a name learned after they went"
+                      : std::string())
+              << "\n";
   return result.failed ? 1 : 0;
 }
 

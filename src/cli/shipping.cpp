@@ -147,12 +147,22 @@ ShipResult ship_events(const ShipRequest& request, const std::function<bool()>& 
     for (const auto until = Clock::now() + pause; Clock::now() < until && !stop();)
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
   };
+  // Following, once stop() said so, shipping gets request.grace more: a
+  // collector that is stopping does not wait minutes for a silent server
+  // (what is left waits in the database for the next ship).
+  std::optional<Clock::time_point> stop_seen;
+  const std::function<bool()> past_grace = [&] {
+    if (!request.follow || !stop()) return false;
+    if (!stop_seen) stop_seen = Clock::now();
+    return Clock::now() - *stop_seen >= request.grace;
+  };
   // One INSERT; true when the server took it. An error it will repeat
   // throws, as does any error when not following or at the end; any other
   // is noted and waited out (a wait that doubles, with jitter, so that a
   // fleet does not come back all at once).
   auto deliver = [&](const Table& table, const std::string& body, bool stopping) {
-    const HttpResponse reply = http_post(table.insert, body, request.login, std::chrono::seconds(300), request.gzip);
+    const HttpResponse reply =
+        http_post(table.insert, body, request.login, std::chrono::seconds(300), request.gzip, past_grace);
     if (reply.error.empty() && reply.status == 200) {
       wait = std::chrono::seconds(1);
       return true;
@@ -166,12 +176,12 @@ ShipResult ship_events(const ShipRequest& request, const std::function<bool()>& 
       throw Error("ClickHouse refused the " + std::string(table.what) + " and will again (" + why +
                   "); the cursor stays at id " + std::to_string(destination.shipped_through) +
                   ": fix the table or the login (etwaudit ship --create-tables adds missing tables), then ship again");
-    if (!request.follow || stopping)
+    if (!request.follow || stopping || past_grace())
       throw Error("shipping failed (" + why + "); the cursor stays: " +
                   (request.follow ? "the next etwaudit ship sends the rest" : "ship again later, or use --follow"));
     const auto pause =
         std::chrono::milliseconds(wait.count() * 1000 * std::uniform_int_distribution<int>(80, 120)(jitter) / 100);
-    note(why + "; trying again in " + std::to_string(pause.count() / 1000) + " s");
+    note(why + "; trying again in " + std::to_string((pause.count() + 500) / 1000) + " s");
     sleep_unless_stopped(pause);
     wait = std::min<std::chrono::seconds>(wait * 2, std::chrono::seconds(60));
     return false;

@@ -51,6 +51,9 @@ struct ShipRequest {
   // At most this many event rows a second (0: no bound), so that a fleet
   // catching up after an outage does not flood the server.
   std::uint64_t max_rate = 100000;
+  // Following, how long after stop() said so shipping may go on: a request
+  // still waiting then is given up.
+  std::chrono::milliseconds grace{10000};
 };
 
 struct ShipResult {

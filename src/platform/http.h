@@ -6,6 +6,7 @@
 // build without them has none (http_none.cpp), and says so.
 
 #include <chrono>
+#include <functional>
 #include <string>
 
 namespace etwaudit {
@@ -24,8 +25,10 @@ struct HttpCredentials {
 bool http_available();
 // POSTs body to url, gzip-compressed (Content-Encoding: gzip, zlib's level
 // 1) when gzip is set; never throws for a network failure (see error).
+// give_up, when given, is asked about every second while the request waits
+// (from another thread on Windows); true ends it with an error.
 HttpResponse http_post(const std::string& url, const std::string& body, const HttpCredentials& credentials,
-                       std::chrono::seconds timeout, bool gzip = false);
+                       std::chrono::seconds timeout, bool gzip = false, const std::function<bool()>& give_up = {});
 // text gzip-compressed at zlib's level 1 (what http_post sends); empty
 // when this build has no HTTP.
 std::string gzip_compress(const std::string& text);

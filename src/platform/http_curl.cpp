@@ -20,6 +20,11 @@ std::size_t append(char* data, std::size_t size, std::size_t count, void* out) {
   return size * count;
 }
 
+// CURLOPT_XFERINFOFUNCTION: non-zero ends the transfer (CURLE_ABORTED_BY_CALLBACK).
+int ask_give_up(void* give_up, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return (*static_cast<const std::function<bool()>*>(give_up))() ? 1 : 0;
+}
+
 }  // namespace
 
 bool http_available() {
@@ -27,7 +32,7 @@ bool http_available() {
 }
 
 HttpResponse http_post(const std::string& url, const std::string& text, const HttpCredentials& credentials,
-                       std::chrono::seconds timeout, bool gzip) {
+                       std::chrono::seconds timeout, bool gzip, const std::function<bool()>& give_up) {
   global_init();
   HttpResponse response;
   std::string compressed;
@@ -55,6 +60,11 @@ HttpResponse http_post(const std::string& url, const std::string& text, const Ht
   curl_easy_setopt(curl, CURLOPT_TIMEOUT, static_cast<long>(timeout.count()));
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  if (give_up) {  // libcurl calls it about once a second, waiting or not
+    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, ask_give_up);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &give_up);
+  }
   if (!credentials.user.empty()) {
     curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
     curl_easy_setopt(curl, CURLOPT_USERNAME, credentials.user.c_str());
@@ -68,7 +78,9 @@ HttpResponse http_post(const std::string& url, const std::string& text, const Ht
   if (result == CURLE_OK) {
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
   } else {
-    response.error = error[0] ? error : curl_easy_strerror(result);
+    response.error = result == CURLE_ABORTED_BY_CALLBACK ? "given up waiting for the server"
+                     : error[0]                          ? error
+                                                         : curl_easy_strerror(result);
   }
   curl_slist_free_all(headers);
   curl_easy_cleanup(curl);

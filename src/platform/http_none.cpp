@@ -12,7 +12,8 @@ std::string gzip_compress(const std::string&) {
   return {};
 }
 
-HttpResponse http_post(const std::string&, const std::string&, const HttpCredentials&, std::chrono::seconds, bool) {
+HttpResponse http_post(const std::string&, const std::string&, const HttpCredentials&, std::chrono::seconds, bool,
+                       const std::function<bool()>&) {
   HttpResponse response;
   response.error = "this build of etwaudit has no HTTP (built without libcurl or zlib)";
   return response;

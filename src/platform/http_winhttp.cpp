@@ -4,11 +4,15 @@
 
 #include "platform/http.h"
 
-#include <wincrypt.h>
 #include <windows.h>
+// (wincrypt.h and winhttp.h need windows.h first)
+#include <wincrypt.h>
 #include <winhttp.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "platform/win32.h"
@@ -64,7 +68,7 @@ bool http_available() {
 }
 
 HttpResponse http_post(const std::string& url, const std::string& text, const HttpCredentials& credentials,
-                       std::chrono::seconds timeout, bool gzip) {
+                       std::chrono::seconds timeout, bool gzip, const std::function<bool()>& give_up) {
   HttpResponse response;
   std::string compressed;
   if (gzip) {
@@ -109,30 +113,69 @@ HttpResponse http_post(const std::string& url, const std::string& text, const Ht
     response.error = failure("WinHttpOpenRequest");
     return response;
   }
+  // give_up: a thread that asks it every second and, on a yes, cancels the
+  // request the way WinHTTP documents, by closing its handle (the calls
+  // waiting on it then fail). It ends before the handles do.
+  std::mutex closing;
+  std::condition_variable finished;
+  bool done = false, given_up = false;
+  std::thread watchdog;
+  const HINTERNET handle = request.handle;
+  if (give_up)
+    watchdog = std::thread([&] {
+      std::unique_lock lock(closing);
+      while (!finished.wait_for(lock, std::chrono::seconds(1), [&] { return done; })) {
+        if (!give_up()) continue;
+        given_up = true;
+        WinHttpCloseHandle(handle);  // the handle stays in request, for this thread alone
+        return;
+      }
+    });
+  struct StopWatchdog {
+    std::mutex& closing;
+    std::condition_variable& finished;
+    bool& done;
+    const bool& given_up;
+    std::thread& watchdog;
+    Handle& request;
+    ~StopWatchdog() {
+      {
+        std::lock_guard lock(closing);
+        done = true;
+      }
+      finished.notify_one();
+      if (watchdog.joinable()) watchdog.join();
+      if (given_up) request.handle = nullptr;  // closed already
+    }
+  } stop_watchdog{closing, finished, done, given_up, watchdog, request};
+  auto failed = [&](const char* call) {
+    std::lock_guard lock(closing);
+    return given_up ? std::string("given up waiting for the server") : failure(call);
+  };
   std::wstring headers = L"Content-Type: text/plain; charset=utf-8\r\n";
   if (gzip) headers += L"Content-Encoding: gzip\r\n";
   if (!credentials.user.empty()) headers += basic_authorization(credentials);
   if (!WinHttpSendRequest(request.handle, headers.c_str(), static_cast<DWORD>(headers.size()),
                           const_cast<char*>(body.data()), static_cast<DWORD>(body.size()),
                           static_cast<DWORD>(body.size()), 0)) {
-    response.error = failure("WinHttpSendRequest");
+    response.error = failed("WinHttpSendRequest");
     return response;
   }
   if (!WinHttpReceiveResponse(request.handle, nullptr)) {
-    response.error = failure("WinHttpReceiveResponse");
+    response.error = failed("WinHttpReceiveResponse");
     return response;
   }
   DWORD status = 0, size = sizeof status;
   if (!WinHttpQueryHeaders(request.handle, WINHTTP_QUERY_STATUS_CODE | WINHTTP_QUERY_FLAG_NUMBER,
                            WINHTTP_HEADER_NAME_BY_INDEX, &status, &size, WINHTTP_NO_HEADER_INDEX)) {
-    response.error = failure("WinHttpQueryHeaders");
+    response.error = failed("WinHttpQueryHeaders");
     return response;
   }
   std::vector<char> chunk(64 * 1024);
   for (;;) {
     DWORD got = 0;
     if (!WinHttpReadData(request.handle, chunk.data(), static_cast<DWORD>(chunk.size()), &got)) {
-      response.error = failure("WinHttpReadData");
+      response.error = failed("WinHttpReadData");
       return response;
     }
     if (got == 0) break;

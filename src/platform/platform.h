@@ -54,6 +54,10 @@ std::FILE* open_for_append(const std::string& path);
 bool flush_to_disk(std::FILE* file);
 bool stderr_is_terminal();
 bool stdout_is_terminal();
+// Lets the calling thread yield the CPU to the process's others when they
+// compete (Linux: nice +10 for this thread; Windows: below normal): for
+// work that can wait, such as shipping beside a collector.
+void lower_this_thread_priority();
 
 #ifdef _WIN32
 // True when the process token is elevated (an administrator past UAC, or

@@ -1,7 +1,10 @@
 // platform.h on POSIX: signals, /proc, the terminal.
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -105,6 +108,15 @@ bool flush_to_disk(std::FILE* file) {
 
 bool stdout_is_terminal() {
   return ::isatty(STDOUT_FILENO) != 0;
+}
+
+void lower_this_thread_priority() {
+  // Linux keeps a nice value per thread (setpriority on a thread id), and
+  // anyone may raise their own; a failure leaves the thread as it was.
+  const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
+  errno = 0;
+  const int now = ::getpriority(PRIO_PROCESS, tid);
+  if (errno == 0) ::setpriority(PRIO_PROCESS, tid, std::min(now + 10, 19));
 }
 
 }  // namespace etwaudit

@@ -164,6 +164,13 @@ bool stdout_is_terminal() {
   return _isatty(_fileno(stdout)) != 0;
 }
 
+void lower_this_thread_priority() {
+  // Not THREAD_MODE_BACKGROUND_BEGIN: it also lowers the thread's I/O and
+  // memory priority, and its reads of the database would queue behind the
+  // whole machine's.
+  ::SetThreadPriority(::GetCurrentThread(), THREAD_PRIORITY_BELOW_NORMAL);
+}
+
 bool is_elevated() {
   HANDLE token = nullptr;
   if (!OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &token)) return false;

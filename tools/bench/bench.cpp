@@ -12,6 +12,9 @@
 //   (d) retention  (c) with collect's --keep and --max-size pruning as it goes
 //   (e) coalescing (c) with collect's --coalesce-ms: fewer rows than events
 //   (f) both       (d) and (e) together: collect's defaults with --keep and --max-size
+//   (g) shipping   (c) with a shipper beside it sending to a ClickHouse server
+//                  (--ship-to), as collect --ship does: timed until the run's
+//                  end, as (c), and until the shipper had every event
 //
 // (a) and (b) time only the database work; (c), (d), (e) time the whole run,
 // wall clock, from opening the database to the run's closed record (not the
@@ -44,11 +47,13 @@
 #include <unistd.h>
 #endif
 
+#include "cli/shipping.h"
 #include "core/catalog.h"
 #include "core/human_format.h"
 #include "core/time_format.h"
 #include "decoder_bench.h"
 #include "pipeline/collection.h"
+#include "platform/platform.h"
 #include "query/filters.h"
 #include "query/report.h"
 #include "sources/etl/etl_reader.h"
@@ -56,6 +61,7 @@
 #include "sources/etw/decoder.h"
 #include "sources/event_source.h"
 #include "store/database.h"
+#include "store/destinations.h"
 #include "store/event_writer.h"
 #include "stream.h"
 
@@ -110,6 +116,9 @@ void checkpoint(const std::string& path) {
 struct PhaseResult {
   double seconds = 0;
   double cpu = 0;
+  double ship_seconds = 0;  // (g): from the start until the shipper had every event
+  double ship_cpu = 0;      // (g): the process's CPU until then
+  std::uint64_t shipped = 0;
   std::uint64_t bytes = 0;        // database file after a checkpoint
   std::uint64_t rows = 0;         // event rows in the database ((c), (d), (e))
   std::uint64_t kept_events = 0;  // events those rows stand for
@@ -214,6 +223,7 @@ class StreamSource final : public etwaudit::EventSource {
 struct PipelineSetup {
   etwaudit::RetentionPolicy retention;                // (d)
   std::optional<std::chrono::milliseconds> coalesce;  // (e)
+  std::optional<etwaudit::ShipRequest> ship;          // (g): a shipper beside the collector, as collect --ship runs
 };
 
 PhaseResult pipeline(const std::string& path, const bench::StreamShape& shape, std::uint64_t events,
@@ -244,11 +254,36 @@ PhaseResult pipeline(const std::string& path, const bench::StreamShape& shape, s
         next_sample += events / 4;
       }
     };
+    // (g): the shipper's thread, as collect --ship starts it.
+    std::atomic<bool> collecting{true};
+    std::optional<etwaudit::ShipResult> shipped;
+    std::string ship_error;
+    std::thread shipper;
+    if (setup.ship) {
+      etwaudit::open_destination(database.db(), setup.ship->name);
+      shipper = std::thread([&] {
+        etwaudit::lower_this_thread_priority();
+        try {
+          shipped = etwaudit::ship_events(
+              *setup.ship, [&] { return !collecting.load(); }, [](const std::string&) {});
+        } catch (const std::exception& e) {
+          ship_error = e.what();
+        }
+      });
+    }
     auto outcome = etwaudit::run_collection(source, catalog, writer, stats, options);
     // The run is over with its record closed; counting the rows and the
     // last checkpoint at close are left out, as for (a).
     result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
     result.cpu = cpu_seconds() - cpu_started;
+    if (shipper.joinable()) {
+      collecting = false;
+      shipper.join();
+      result.ship_seconds = std::chrono::duration<double>(Clock::now() - started).count();
+      result.ship_cpu = cpu_seconds() - cpu_started;
+      if (!shipped) throw std::runtime_error("shipping failed: " + ship_error);
+      result.shipped = shipped->rows;
+    }
     if (outcome.failed) throw std::runtime_error(outcome.exit_reason);
     result.rows = static_cast<std::uint64_t>(database.db().execAndGet("SELECT count(*) FROM events").getInt64());
     result.kept_events = static_cast<std::uint64_t>(
@@ -726,7 +761,11 @@ int main(int argc, char** argv) {
     ("coalesce-ms", "(e): the coalescing window", cxxopts::value<long>()->default_value("100"))
     ("soak", "simulate DAYS of activity compressed in time, with retention (--keep, --max-size) and queries; "
              "--rate is then the mean events per simulated second", cxxopts::value<double>())
-    ("only", "run only these of a,b,c,d,e,f (default: all)", cxxopts::value<std::string>()->default_value("abcdef"))
+    ("only", "run only these of a,b,c,d,e,f,g (default: all)", cxxopts::value<std::string>()->default_value("abcdefg"))
+    ("ship-to", "(g): ship to this ClickHouse server while collecting, as collect --ship does: "
+                "http://HOST:PORT/?database=NAME (tools/bench-shipping.sh starts one)", cxxopts::value<std::string>())
+    ("ship-max-rate", "(g): the shipper's --max-rate (0: as fast as it goes, the most it takes from the collector)",
+      cxxopts::value<std::uint64_t>()->default_value("0"))
     ("queries", "time every report on the --db database (made first, by (c), if it does not exist)")
     ("views", "time what a SQLite browser's user asks of v_events on the --db database (made first, as for --queries)")
     ("import", "time reading, decoding and importing this .etl file instead", cxxopts::value<std::string>())
@@ -818,6 +857,18 @@ int main(int argc, char** argv) {
     with_coalescing.coalesce = std::chrono::milliseconds(args["coalesce-ms"].as<long>());
     PipelineSetup with_both = with_retention;
     with_both.coalesce = with_coalescing.coalesce;
+    PipelineSetup with_shipping;
+    const bool shipping = args.count("ship-to") && runs('g');
+    if (shipping) {
+      etwaudit::ShipRequest ship;
+      ship.db_path = (dir / "shipping.db").string();
+      ship.target = etwaudit::parse_clickhouse_url(args["ship-to"].as<std::string>());
+      ship.name = etwaudit::clickhouse_destination_name(ship.target);
+      ship.follow = true;
+      ship.max_rate = args["ship-max-rate"].as<std::uint64_t>();
+      etwaudit::create_clickhouse_tables(ship.target, ship.login);
+      with_shipping.ship = ship;
+    }
     // The cap of (d) holds far more coalesced rows: scale it so that (f) prunes as much.
     with_both.retention.max_bytes = *with_retention.retention.max_bytes / 3;
 
@@ -849,6 +900,9 @@ int main(int argc, char** argv) {
     if (runs('d')) d = beside_bare("retention.db", with_retention, d_at);
     if (runs('e')) e = beside_bare("coalescing.db", with_coalescing, e_at);
     if (runs('f')) f = beside_bare("both.db", with_both, f_at);
+    PhaseResult g;
+    std::size_t g_at = 0;
+    if (shipping) g = beside_bare("shipping.db", with_shipping, g_at);
     PhaseResult a = bare.front();  // the figures of the bare runs together
     a.seconds = a.cpu = 0;
     double slowest = 1e300, fastest = 0;
@@ -870,12 +924,19 @@ int main(int argc, char** argv) {
     if (runs('d')) print_phase("(d) retention", d, events);
     if (runs('e')) print_phase("(e) coalescing", e, events);
     if (runs('f')) print_phase("(f) both", f, events);
+    if (shipping) {
+      print_phase("(g) shipping", g, events);
+      std::printf("%15s shipped %llu rows in %.2f s from the start (%.0f rows/s); cpu %+.2f us/event over (c)\n", "",
+                  static_cast<unsigned long long>(g.shipped), g.ship_seconds, g.shipped / g.ship_seconds,
+                  (g.ship_cpu - c.cpu) * 1e6 / events);
+    }
     const double c_eps = events / c.seconds;
     std::printf("ratio c/a %.2f", ratio(c, 0));
     if (naive) std::printf("   ratio c/b %.2f", c_eps / (events / b.seconds));
     if (runs('d')) std::printf("   ratio d/a %.2f", ratio(d, d_at));
     if (runs('e')) std::printf("   ratio e/a %.2f", ratio(e, e_at));
     if (runs('f')) std::printf("   ratio f/a %.2f", ratio(f, f_at));
+    if (shipping) std::printf("   ratio g/a %.2f   ratio g/c %.2f", ratio(g, g_at), ratio(g, g_at) / ratio(c, 0));
     std::printf("\nrss during (c) at 25/50/75/100%%:");
     for (double mb : rss_samples) std::printf(" %.0f", mb);
     std::printf(" MB; peak %.0f MB; largest WAL seen %.1f MB\n", peak_rss, max_wal_bytes / 1048576.0);
@@ -883,7 +944,7 @@ int main(int argc, char** argv) {
                 static_cast<double>(c.bytes) / events, peak_rss);
 
     // (d) and (e) stay in a --dir given, to be looked at.
-    for (const char* name : {"bare.db", "naive.db", "retention.db", "coalescing.db", "both.db"}) {
+    for (const char* name : {"bare.db", "naive.db", "retention.db", "coalescing.db", "both.db", "shipping.db"}) {
       if (args.count("dir") && name[0] != 'b' && name[0] != 'n') continue;
       for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(dir / (std::string(name) + suffix));
     }
