@@ -16,7 +16,7 @@
 #     again: every event arrives once;
 #   - an outage longer than the collector's --keep: nothing unsent is pruned;
 #   - a command line learned after its process's events went: sent again;
-#   - credentials in the URL are refused;
+#   - credentials in the URL are refused; https checks the certificate;
 #   - a server that never answers holds a stopping collector 10 s, no more.
 #
 #   bash tools/check-clickhouse.sh ETWAUDIT
@@ -308,6 +308,19 @@ set +e
 status=$?
 set -e
 check "credentials in the URL are refused (exit 2)" "2" "$status"
+
+# HTTPS, when the URL says so: the server's certificate is checked (here
+# against the CA file given; by default the system's).
+set +e
+"$exe" ship --db "$db" --to "https://127.0.0.1:$clickhouse_https/?database=tls" --create-tables 2> "$work/tls.err"
+status=$?
+set -e
+check "https: a certificate nobody vouches for is refused (exit 1)" "1 1" \
+  "$status $(grep -c -m1 -i 'certificate' "$work/tls.err")"
+"$exe" ship --db "$db" --to "https://127.0.0.1:$clickhouse_https/?database=tls" --create-tables \
+  --ca-file "$work/cert.pem" 2>/dev/null
+check "...with its CA given, every event arrives over https" "$(sqlite3 "$db" 'SELECT count(*) FROM events')" \
+  "$(q "SELECT count() FROM tls.events FINAL")"
 
 # A server that takes the request and never answers: the collector, told to
 # stop (its input ended), gives shipping 10 s more, not the request's 5

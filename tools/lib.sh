@@ -18,8 +18,9 @@ require_tools() {
 }
 
 # A ClickHouse server of its own in folder $1 (Debian's clickhouse-server,
-# a minimal config, loopback only, a random port): sets clickhouse_http and
-# clickhouse_tcp. clickhouse_start [PREFIX...] starts it (under PREFIX, e.g.
+# a minimal config, loopback only, random ports): sets clickhouse_http,
+# clickhouse_https and clickhouse_tcp; HTTPS with a certificate for
+# 127.0.0.1 made here, $1/cert.pem. clickhouse_start [PREFIX...] starts it (under PREFIX, e.g.
 # nice) and waits until it answers, setting clickhouse_pid;
 # clickhouse_kill kills it as a crash would (SIGKILL). clickhouse_query SQL.
 clickhouse_setup() {
@@ -27,12 +28,20 @@ clickhouse_setup() {
   clickhouse_pid=
   clickhouse_http=$((20000 + RANDOM % 20000))
   clickhouse_tcp=$((clickhouse_http + 1))
+  clickhouse_https=$((clickhouse_http + 2))
   mkdir -p "$clickhouse_dir/data" "$clickhouse_dir/tmp"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+    -keyout "$clickhouse_dir/key.pem" -out "$clickhouse_dir/cert.pem" 2>/dev/null
   cat > "$clickhouse_dir/config.xml" <<XML
 <yandex>
   <logger><level>warning</level><log>$clickhouse_dir/server.log</log><errorlog>$clickhouse_dir/error.log</errorlog></logger>
   <http_port>$clickhouse_http</http_port>
   <tcp_port>$clickhouse_tcp</tcp_port>
+  <https_port>$clickhouse_https</https_port>
+  <openSSL><server>
+    <certificateFile>$clickhouse_dir/cert.pem</certificateFile><privateKeyFile>$clickhouse_dir/key.pem</privateKeyFile>
+    <verificationMode>none</verificationMode><loadDefaultCAFile>false</loadDefaultCAFile>
+  </server></openSSL>
   <listen_host>127.0.0.1</listen_host>
   <path>$clickhouse_dir/data/</path>
   <tmp_path>$clickhouse_dir/tmp/</tmp_path>

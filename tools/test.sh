@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 bash tools/setup.sh
 # The HTML report's test renders it in a real browser; another opens a
 # database being written in DB Browser for SQLite, under Xvfb.
-bash tools/install-packages.sh chromium sqlitebrowser xvfb xauth clickhouse-server clickhouse-client
+bash tools/install-packages.sh chromium sqlitebrowser xvfb xauth clickhouse-server clickhouse-client openssl
 ctest --test-dir build --output-on-failure --timeout 300
 bash tools/build-windows.sh --test
 bash tools/test-sanitizers.sh

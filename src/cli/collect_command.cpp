@@ -146,6 +146,8 @@ cxxopts::Options collect_options() {
       cxxopts::value<std::string>()->default_value("30s"))
     ("ship-credentials-file", "with --ship: a file with the user and the password, a line each",
       cxxopts::value<std::string>())
+    ("ship-ca-file", "with --ship https://: trust the certificate authorities in this PEM file (Linux)",
+      cxxopts::value<std::string>())
     ("quiet", "no status line while collecting");
   // clang-format on
   add_live_source_options(options);
@@ -182,9 +184,10 @@ CollectRequest parse_collect(const cxxopts::ParseResult& args) {
     ShipRequest ship;
     ship.db_path = request.db_path;
     ship.target = parse_clickhouse_url(args["ship"].as<std::string>());
-    ship.login = clickhouse_credentials(args.count("ship-credentials-file")
-                                            ? std::optional(args["ship-credentials-file"].as<std::string>())
-                                            : std::nullopt);
+    auto optional_text = [&](const char* name) {
+      return args.count(name) ? std::optional(args[name].as<std::string>()) : std::nullopt;
+    };
+    ship.login = clickhouse_credentials(optional_text("ship-credentials-file"), optional_text("ship-ca-file"));
     ship.name = clickhouse_destination_name(ship.target);
     ship.follow = true;
     ship.interval = interval_argument(args, "ship-interval");

@@ -27,6 +27,8 @@ int ship_command(int argc, const char* const* argv) {
     ("print-tables", "print the CREATE statements for a DBA, and ship nothing")
     ("credentials-file", "a file with the user on its first line and the password on its second",
       cxxopts::value<std::string>())
+    ("ca-file", "https: trust the certificate authorities in this PEM file instead of the system's (Linux)",
+      cxxopts::value<std::string>())
     ("name", "the cursor's name (default: clickhouse: and the URL)", cxxopts::value<std::string>())
     ("batch", "events per INSERT", cxxopts::value<std::size_t>()->default_value("50000"))
     ("interval", "with --follow, send a smaller batch once its oldest event waited this long: 30s, 5s",
@@ -54,7 +56,8 @@ int ship_command(int argc, const char* const* argv) {
   }
   request.db_path = args["db"].as<std::string>();
   request.login = clickhouse_credentials(
-      args.count("credentials-file") ? std::optional(args["credentials-file"].as<std::string>()) : std::nullopt);
+      args.count("credentials-file") ? std::optional(args["credentials-file"].as<std::string>()) : std::nullopt,
+      args.count("ca-file") ? std::optional(args["ca-file"].as<std::string>()) : std::nullopt);
   request.batch = args["batch"].as<std::size_t>();
   if (request.batch == 0) throw UsageError("--batch must be at least 1");
   request.follow = args.count("follow") > 0;

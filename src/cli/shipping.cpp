@@ -58,10 +58,21 @@ std::string first_line(const std::string& text) {
   return text.substr(0, std::min<std::size_t>(end, 400));
 }
 
+// Why a request got no answer, with what to do when the server's
+// certificate was not trusted.
+std::string no_answer(const std::string& error) {
+  if (error.find("certificate") == std::string::npos) return error;
+#ifdef _WIN32
+  return error + " (a private CA: add it to the machine's certificate store)";
+#else
+  return error + " (a private CA: --ca-file FILE, or --ship-ca-file with collect)";
+#endif
+}
+
 // One statement over HTTP; Error when the server does not say yes.
 void run_statement(const ClickHouseTarget& target, const HttpCredentials& login, const std::string& statement) {
   const HttpResponse reply = http_post(target.base, statement, login, std::chrono::seconds(60));
-  if (!reply.error.empty()) throw Error("cannot reach ClickHouse at " + target.base + ": " + reply.error);
+  if (!reply.error.empty()) throw Error("cannot reach ClickHouse at " + target.base + ": " + no_answer(reply.error));
   if (reply.status != 200)
     throw Error("ClickHouse at " + target.base + " refused '" + first_line(statement) + "' (HTTP " +
                 std::to_string(reply.status) + "): " + first_line(reply.body));
@@ -93,8 +104,20 @@ ClickHouseTarget parse_clickhouse_url(const std::string& url) {
   return target;
 }
 
-HttpCredentials clickhouse_credentials(const std::optional<std::string>& file) {
+HttpCredentials clickhouse_credentials(const std::optional<std::string>& file,
+                                       const std::optional<std::string>& ca_file) {
   HttpCredentials credentials;
+  if (ca_file) {
+#ifdef _WIN32
+    throw UsageError(
+        "a CA file: on Windows, etwaudit trusts the machine's certificate store; add the CA there "
+        "(certutil -addstore Root '" +
+        *ca_file + "')");
+#else
+    if (!std::ifstream(utf8_path(*ca_file))) throw Error("cannot read the CA file '" + *ca_file + "'");
+    credentials.ca_file = *ca_file;
+#endif
+  }
   if (file) {
     std::ifstream in(utf8_path(*file));
     if (!in) throw Error("cannot read the credentials file '" + *file + "'");
@@ -169,7 +192,7 @@ ShipResult ship_events(const ShipRequest& request, const std::function<bool()>& 
     }
     const int code = reply.error.empty() ? error_code(reply.body) : -1;
     const std::string why = !reply.error.empty()
-                                ? "no answer: " + reply.error
+                                ? "no answer: " + no_answer(reply.error)
                                 : "HTTP " + std::to_string(reply.status) + ": " + first_line(reply.body);
     record_destination_error(*db, request.name, why);
     if (permanent(code))

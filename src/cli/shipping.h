@@ -30,8 +30,11 @@ struct ClickHouseTarget {
 // for anything else, and for a user or password in the URL.
 ClickHouseTarget parse_clickhouse_url(const std::string& url);
 // The login: from file (user, then password, a line each) when given, else
-// ETWAUDIT_CLICKHOUSE_USER and ETWAUDIT_CLICKHOUSE_PASSWORD.
-HttpCredentials clickhouse_credentials(const std::optional<std::string>& file);
+// ETWAUDIT_CLICKHOUSE_USER and ETWAUDIT_CLICKHOUSE_PASSWORD; and ca_file,
+// the certificate authorities to trust for https:// (UsageError on
+// Windows, which trusts the machine's store).
+HttpCredentials clickhouse_credentials(const std::optional<std::string>& file,
+                                       const std::optional<std::string>& ca_file = std::nullopt);
 // CREATE DATABASE and the events table, if missing (query/clickhouse_schema.h).
 void create_clickhouse_tables(const ClickHouseTarget& target, const HttpCredentials& login);
 // The cursor's name for a server: clickhouse:URL.

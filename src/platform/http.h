@@ -19,6 +19,9 @@ struct HttpResponse {
 
 struct HttpCredentials {
   std::string user, password;  // HTTP basic authentication when user is not empty
+  // HTTPS: a PEM file of the certificate authorities to trust instead of
+  // the system's (libcurl only; WinHTTP trusts the machine's store).
+  std::string ca_file;
 };
 
 // Whether this build can speak HTTP.

@@ -60,6 +60,7 @@ HttpResponse http_post(const std::string& url, const std::string& text, const Ht
   curl_easy_setopt(curl, CURLOPT_TIMEOUT, static_cast<long>(timeout.count()));
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  if (!credentials.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, credentials.ca_file.c_str());
   if (give_up) {  // libcurl calls it about once a second, waiting or not
     curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, ask_give_up);
