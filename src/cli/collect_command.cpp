@@ -2,6 +2,7 @@
 
 #include <SQLiteCpp/Statement.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cxxopts.hpp>
@@ -29,6 +30,15 @@
 namespace etwaudit {
 namespace {
 
+// "fanotify (live, the default), ebpf (live) or ": the live sources for --help.
+std::string live_sources_help() {
+  std::string text;
+  for (const std::string& name : live_source_names())
+    text += name + (text.empty() ? " (live, the default), " : " (live), ");
+  if (text.size() > 2) text.replace(text.size() - 2, 2, " or ");
+  return text;
+}
+
 // The live source's settings as options of collect (group "live source").
 void add_live_source_options(cxxopts::Options& options) {
   auto group = options.add_options(std::string("live source (") + live_source_name() + ")");
@@ -52,7 +62,9 @@ std::unique_ptr<EventSource> make_source(const cxxopts::ParseResult& args, LiveS
       throw Error("replay file '" + path + "' does not exist");
     return std::make_unique<ReplaySource>(path, on_bad_input, std::cerr);
   }
-  if (spec.empty() || spec == live_source_name()) {
+  const std::vector<std::string> live = live_source_names();
+  if (spec.empty() || std::find(live.begin(), live.end(), spec) != live.end()) {
+    request.source = spec;
     for (const LiveSourceSetting& setting : live_source_settings()) {
       if (!args.count(setting.name)) continue;
       request.settings[setting.name] = setting.repeatable ? args[setting.name].as<std::vector<std::string>>()
@@ -61,8 +73,9 @@ std::unique_ptr<EventSource> make_source(const cxxopts::ParseResult& args, LiveS
     request.note = [](const std::string& line) { std::cerr << "etwaudit collect: " << line << "\n"; };
     return make_live_source(request);
   }
-  throw UsageError("unknown source '" + spec + "' (expected replay:FILE.jsonl" +
-                   (*live_source_name() ? std::string(" or ") + live_source_name() : std::string()) + ")");
+  std::string names;
+  for (const std::string& name : live) names += ", " + name;
+  throw UsageError("unknown source '" + spec + "' (expected replay:FILE.jsonl" + names + ")");
 }
 
 RecordFilter record_filter(const cxxopts::ParseResult& args) {
@@ -113,8 +126,7 @@ cxxopts::Options collect_options() {
                            "Ctrl+C/SIGTERM, or --duration.");
   // clang-format off
   options.add_options()
-    ("source", std::string("where events come from: ") +
-               (*live_source_name() ? std::string(live_source_name()) + " (live, the default) or " : "") +
+    ("source", std::string("where events come from: ") + live_sources_help() +
                "replay:FILE.jsonl (one JSON event per line; see README; replay:- reads standard input, "
                "and a named pipe is read until its writer closes it)",
       cxxopts::value<std::string>())

@@ -221,6 +221,10 @@ const char* live_source_name() {
   return "etw";
 }
 
+std::vector<std::string> live_source_names() {
+  return {"etw"};
+}
+
 namespace {
 // A whole number setting, from..to; UsageError naming the option otherwise.
 unsigned number_setting(const LiveSourceRequest& request, const std::string& name, unsigned fallback, unsigned from,

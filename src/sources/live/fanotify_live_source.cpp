@@ -1,5 +1,7 @@
-// Linux: the live source is fanotify.
+// Linux: the live sources are fanotify (the default) and eBPF (when built
+// with it).
 
+#include "sources/live/ebpf_source.h"
 #include "sources/live/fanotify_source.h"
 #include "sources/live/live_source.h"
 
@@ -13,7 +15,18 @@ std::vector<LiveSourceSetting> live_source_settings() {
   return {{"mount", "watch the filesystem holding this path; repeatable (default: every local filesystem)", "", true}};
 }
 
+std::vector<std::string> live_source_names() {
+  return {"fanotify", "ebpf"};  // ebpf says so when this build has no eBPF source
+}
+
 std::unique_ptr<EventSource> make_live_source(const LiveSourceRequest& request) {
+  if (request.source == "ebpf") {
+    EbpfOptions options;
+    options.own_pid = request.own_pid;
+    auto source = std::make_unique<EbpfSource>(options);
+    request.note("watching every regular file's reads, writes, opens and closes with eBPF");
+    return source;
+  }
   FanotifyOptions options;
   if (auto mounts = request.settings.find("mount"); mounts != request.settings.end()) options.mounts = mounts->second;
   options.ops = request.ops;

@@ -2,13 +2,11 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <pwd.h>
 #include <sys/eventfd.h>
 #include <sys/fanotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,28 +17,15 @@
 #include "core/error.h"
 #include "core/time_format.h"
 #include "sources/live/linux_proc.h"
+#include "sources/live/linux_system.h"
 
 namespace etwaudit {
 namespace {
 
-// A small file of /proc, whole (empty when it cannot be read). Plain
-// syscalls: this runs for every new process.
-std::string read_file(const std::string& path) {
-  std::string text;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return text;
-  char buffer[4096];
-  for (ssize_t length; (length = ::read(fd, buffer, sizeof buffer)) > 0;)
-    text.append(buffer, static_cast<std::size_t>(length));
-  ::close(fd);
-  return text;
-}
-
-std::string read_link(const std::string& path) {
-  char buffer[4096];
-  const ssize_t length = ::readlink(path.c_str(), buffer, sizeof buffer);
-  return length > 0 ? std::string(buffer, static_cast<std::size_t>(length)) : std::string();
-}
+using linux_system::errno_text;
+using linux_system::kernel_release;
+using linux_system::read_file;
+using linux_system::read_link;
 
 std::string fd_path(int fd) {
   return read_link("/proc/self/fd/" + std::to_string(fd));
@@ -51,15 +36,6 @@ constexpr std::int64_t recheck_ns = 250'000'000;  // a pid is not reused faster 
 std::int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-std::string kernel_release() {
-  struct utsname name {};
-  return ::uname(&name) == 0 ? name.release : "unknown";
-}
-
-std::string errno_text(const char* call, int error) {
-  return std::string(call) + " failed: " + std::strerror(error);
 }
 
 bool selected(const std::vector<Op>& ops, Op op) {
@@ -624,12 +600,7 @@ void FanotifySource::learn_command_line(std::uint32_t pid, ProcessEntry& entry, 
 std::string FanotifySource::user_name(std::uint32_t uid) {
   auto found = m_user_names.find(uid);
   if (found != m_user_names.end()) return found->second;
-  passwd entry{};
-  passwd* result = nullptr;
-  char buffer[4096];
-  std::string name = ::getpwuid_r(uid, &entry, buffer, sizeof buffer, &result) == 0 && result
-                         ? std::string(result->pw_name)
-                         : std::to_string(uid);
+  std::string name = linux_system::user_name(uid);
   m_user_names.emplace(uid, name);
   return name;
 }

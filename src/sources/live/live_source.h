@@ -1,6 +1,7 @@
 #pragma once
-// The live source of the platform etwaudit runs on: ETW on Windows
-// (sources/live/etw_*), fanotify on Linux (sources/live/fanotify_*). Each
+// The live sources of the platform etwaudit runs on: ETW on Windows
+// (sources/live/etw_*), fanotify and eBPF on Linux (sources/live/fanotify_*,
+// sources/live/ebpf_*). Each
 // platform compiles exactly one implementation of these functions; others get
 // none_live_source.cpp, which says that no live source exists there.
 //
@@ -30,6 +31,7 @@ struct LiveSourceSetting {
 };
 
 struct LiveSourceRequest {
+  std::string source;         // which live source (live_source_names()); empty: the default
   std::string database_path;  // the database being written (never recorded)
   std::uint32_t own_pid = 0;  // our own process (never recorded)
   std::vector<Op> ops;        // --ops: the operations wanted (empty: all); a source may ask the OS for these only
@@ -39,8 +41,13 @@ struct LiveSourceRequest {
   std::function<void(const std::string&)> note = [](const std::string&) {};
 };
 
-// "etw", "fanotify", or "" when this platform has no live source.
+// The default live source: "etw", "fanotify", or "" when this platform has
+// none.
 const char* live_source_name();
+// Every live source of the platform, the default first ({"fanotify",
+// "ebpf"} on Linux; a build without the eBPF source says so when asked for
+// it); --source NAME picks one.
+std::vector<std::string> live_source_names();
 // The settings of the platform's live source.
 std::vector<LiveSourceSetting> live_source_settings();
 // The live source for request. Throws UsageError for a bad setting, Error

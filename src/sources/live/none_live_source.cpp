@@ -9,6 +9,10 @@ const char* live_source_name() {
   return "";
 }
 
+std::vector<std::string> live_source_names() {
+  return {};
+}
+
 std::vector<LiveSourceSetting> live_source_settings() {
   return {};
 }

@@ -1,0 +1,65 @@
+/* The records the eBPF program (file_io.bpf.c) puts in its ring buffer and
+ * the source (ebpf_decoder.cpp) reads: plain C, the same layout on both
+ * sides. Every record begins with a header; times are the kernel's boot
+ * clock (bpf_ktime_get_boot_ns), ns. */
+#ifndef ETWAUDIT_EBPF_RECORDS_H
+#define ETWAUDIT_EBPF_RECORDS_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define ETWAUDIT_PATH_MAX 4096 /* bytes of a path, its NUL included */
+#define ETWAUDIT_ARGS_MAX 1024 /* bytes of a command line (NUL-separated arguments) */
+#define ETWAUDIT_PATH_DEPTH 64 /* components of a path walked; deeper ones are cut at the top */
+#define ETWAUDIT_NAME_AREA 256 /* a component's name, NUL included (NAME_MAX + 1) */
+#define ETWAUDIT_PATH_AREA (ETWAUDIT_PATH_MAX + ETWAUDIT_NAME_AREA)
+
+enum etwaudit_record_type {
+  ETWAUDIT_RECORD_OPEN = 1,  /* an open that returned a descriptor of a regular file */
+  ETWAUDIT_RECORD_READ = 2,  /* read, pread64, readv, preadv */
+  ETWAUDIT_RECORD_WRITE = 3, /* write, pwrite64, writev, pwritev */
+  ETWAUDIT_RECORD_CLOSE = 4,
+  ETWAUDIT_RECORD_EXEC = 5, /* a process became a new program */
+  ETWAUDIT_RECORD_FORK = 6, /* a new process (not a thread) */
+  ETWAUDIT_RECORD_EXIT = 7, /* a process ended (its last thread) */
+};
+
+struct etwaudit_record_header {
+  __u32 type; /* enum etwaudit_record_type */
+  __u32 tgid; /* the process (for FORK: the new one) */
+  __u32 tid;
+  __u32 size; /* bytes of the whole record */
+  __u64 time; /* boot clock ns */
+};
+
+/* READ, WRITE, CLOSE; and OPEN, followed by path_size bytes of the path. */
+struct etwaudit_file_record {
+  struct etwaudit_record_header header;
+  __s64 fd;
+  __s64 offset; /* where the transfer began; -1 when unknown */
+  __s64 result; /* bytes moved, or -errno */
+  __u64 dev;    /* the file's superblock device and inode: the same file whatever its descriptor */
+  __u64 ino;
+  __u32 path_size; /* OPEN: bytes of the path after the record, its NUL included */
+  __u32 flags;     /* OPEN: the open flags */
+};
+
+/* EXEC: the program's path (path_size bytes, its NUL included) at
+ * ETWAUDIT_EXEC_PATH from the record's start, and its arguments (args_size
+ * bytes, each ended by a NUL; the last may be cut) at ETWAUDIT_EXEC_ARGS.
+ * FORK: the record alone. */
+struct etwaudit_process_record {
+  struct etwaudit_record_header header;
+  __u64 start_time; /* the process's start, boot clock ns (task_struct.start_boottime) */
+  __u32 parent_tgid;
+  __u32 uid; /* real uid */
+  __u32 path_size;
+  __u32 args_size;
+};
+
+#define ETWAUDIT_EXEC_PATH sizeof(struct etwaudit_file_record)
+#define ETWAUDIT_EXEC_ARGS (ETWAUDIT_EXEC_PATH + ETWAUDIT_PATH_AREA)
+#define ETWAUDIT_EXEC_SIZE (ETWAUDIT_EXEC_ARGS + ETWAUDIT_ARGS_MAX)
+
+#endif

@@ -1,0 +1,169 @@
+#include "sources/live/ebpf_source.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <vector>
+
+#include "core/error.h"
+#include "file_io.skel.h"  // made by bpftool from ebpf/file_io.bpf.c (CMakeLists.txt)
+#include "sources/live/ebpf_decoder.h"
+#include "sources/live/linux_proc.h"
+#include "sources/live/linux_system.h"
+
+namespace etwaudit {
+namespace {
+
+// libbpf's messages: the verifier's log goes into the error when loading
+// fails, nothing is printed.
+std::mutex log_mutex;
+std::string load_log;
+
+int keep_log(enum libbpf_print_level level, const char* format, va_list args) {
+  if (level == LIBBPF_DEBUG) return 0;
+  char line[1024];
+  std::vsnprintf(line, sizeof line, format, args);
+  std::lock_guard lock(log_mutex);
+  load_log += line;
+  if (load_log.size() > 8192) load_log.erase(0, load_log.size() - 8192);
+  return 0;
+}
+
+std::string last_lines(const std::string& text, int count) {
+  std::size_t at = text.size();
+  while (count-- > 0 && at > 0) at = text.rfind('\n', at - 1);
+  return text.substr(at == std::string::npos ? 0 : at + 1);
+}
+
+std::int64_t clock_ns(clockid_t clock) {
+  timespec now{};
+  ::clock_gettime(clock, &now);
+  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+
+// A process that started before the collector, as /proc shows it now.
+ProcessInfo process_from_proc(std::uint32_t pid, std::int64_t boot_epoch_ns, long ticks_per_second) {
+  ProcessInfo info;
+  info.pid = pid;
+  const std::string proc = "/proc/" + std::to_string(pid);
+  const std::string stat = linux_system::read_file(proc + "/stat");
+  if (const auto ticks = linux_proc::stat_start_ticks(stat))
+    info.start_time = boot_epoch_ns + static_cast<std::int64_t>(*ticks) * 1'000'000'000 / ticks_per_second;
+  if (const auto parent = linux_proc::stat_parent_pid(stat)) info.parent_pid = *parent;
+  info.uid = linux_proc::status_real_uid(linux_system::read_file(proc + "/status"));
+  info.image = std::string(linux_proc::without_deleted_suffix(linux_system::read_link(proc + "/exe"), true));
+  info.command_line = linux_proc::command_line(linux_system::read_file(proc + "/cmdline"));
+  return info;
+}
+
+}  // namespace
+
+bool ebpf_built() {
+  return true;
+}
+
+struct EbpfSource::Program {
+  file_io* skeleton = nullptr;
+  ring_buffer* ring = nullptr;
+  // During run(): where the ring buffer's callback puts what it decodes.
+  EbpfDecoder* decoder = nullptr;
+  std::vector<FileEvent> events;
+  RunStats* stats = nullptr;
+
+  ~Program() {
+    ring_buffer__free(ring);
+    file_io::destroy(skeleton);
+  }
+};
+
+EbpfSource::EbpfSource(EbpfOptions options) : m_program(std::make_unique<Program>()), m_options(options) {
+  if (::geteuid() != 0) throw Error("etwaudit collect --source ebpf needs root (CAP_BPF and CAP_PERFMON)");
+  {
+    std::lock_guard lock(log_mutex);
+    load_log.clear();
+  }
+  libbpf_set_print(keep_log);
+  auto failed = [&](const char* what, int error) {
+    std::lock_guard lock(log_mutex);
+    return Error(std::string(what) + ": " + std::strerror(error < 0 ? -error : error) +
+                 (load_log.empty() ? std::string() : "\n" + last_lines(load_log, 6)));
+  };
+  m_program->skeleton = file_io::open();
+  if (!m_program->skeleton) throw failed("cannot open etwaudit's eBPF program", errno);
+  m_program->skeleton->rodata->own_tgid = options.own_pid;
+  if (const int error = file_io::load(m_program->skeleton))
+    throw failed(
+        "the kernel refused etwaudit's eBPF program (it needs BTF, BPF ring buffers and BTF raw "
+        "tracepoints: Linux 5.8 or later)",
+        error);
+  if (const int error = file_io::attach(m_program->skeleton))
+    throw failed("cannot attach etwaudit's eBPF program", error);
+  m_program->ring = ring_buffer__new(
+      bpf_map__fd(m_program->skeleton->maps.records),
+      [](void* context, void* data, std::size_t size) {
+        auto* program = static_cast<Program*>(context);
+        if (!program->decoder->decode(data, size, program->events)) program->stats->bad_input += 1;
+        return 0;
+      },
+      m_program.get(), nullptr);
+  if (!m_program->ring) throw failed("cannot read etwaudit's eBPF ring buffer", errno);
+}
+
+EbpfSource::~EbpfSource() = default;
+
+void EbpfSource::stop() noexcept {
+  m_stop = true;
+}
+
+void EbpfSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats& stats) {
+  const std::int64_t boot_epoch = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME);
+  const long ticks_per_second = std::max(1L, ::sysconf(_SC_CLK_TCK));
+  EbpfHost host;
+  host.process = [&](std::uint32_t pid) { return process_from_proc(pid, boot_epoch, ticks_per_second); };
+  host.descriptor_path = [](std::uint32_t pid, std::int64_t fd) {
+    return std::string(linux_proc::without_deleted_suffix(
+        linux_system::read_link("/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd)), true));
+  };
+  std::unordered_map<std::uint32_t, std::string> user_names;
+  host.user_name = [&](std::uint32_t uid) {
+    auto found = user_names.find(uid);
+    if (found == user_names.end()) found = user_names.emplace(uid, linux_system::user_name(uid)).first;
+    return found->second;
+  };
+  EbpfDecoder decoder(catalog, boot_epoch, host);
+  m_program->decoder = &decoder;
+  m_program->stats = &stats;
+  const int lost_map = bpf_map__fd(m_program->skeleton->maps.lost);
+  const int cpus = libbpf_num_possible_cpus();
+  std::vector<std::uint64_t> lost(static_cast<std::size_t>(std::max(cpus, 1)));
+  while (!queue.closed()) {
+    const bool stopping = m_stop.load();
+    const int polled = ring_buffer__poll(m_program->ring, stopping ? 0 : 100);
+    if (polled < 0 && polled != -EINTR) {
+      m_error = "reading etwaudit's eBPF ring buffer failed: " + std::string(std::strerror(-polled));
+      break;
+    }
+    for (const FileEvent& event : m_program->events) {
+      stats.received += 1;
+      queue.try_push(event);
+    }
+    m_program->events.clear();
+    // The records the ring buffer had no room for, per CPU, since the start.
+    const std::uint32_t zero = 0;
+    if (bpf_map_lookup_elem(lost_map, &zero, lost.data()) == 0) {
+      std::uint64_t total = 0;
+      for (std::uint64_t count : lost) total += count;
+      stats.lost = total;
+    }
+    if (stopping && polled <= 0) break;  // what was there at the stop is read
+  }
+  m_program->decoder = nullptr;
+}
+
+}  // namespace etwaudit

@@ -1,0 +1,51 @@
+#pragma once
+// EbpfSource: file activity on Linux, live, from etwaudit's eBPF program
+// (ebpf/file_io.bpf.c): every read and write with the bytes it moved and
+// where, opens and closes, and each process's identity from its exec or
+// fork, recorded by the kernel before the process can exit. The records come
+// through one ring buffer in the order they happened and are decoded by
+// EbpfDecoder. Records the ring buffer had no room for are counted per CPU
+// by the program and added to the run's lost events.
+//
+// Built when CMake finds clang, bpftool and libbpf (ETWAUDIT_EBPF); loading
+// needs root (CAP_BPF and CAP_PERFMON) and a kernel with BTF and BPF ring
+// buffers (5.8 or later). x86-64 only, for now.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "sources/event_source.h"
+
+namespace etwaudit {
+
+// Whether this build has the eBPF source.
+bool ebpf_built();
+
+struct EbpfOptions {
+  std::uint32_t own_pid = 0;  // never recorded
+};
+
+class EbpfSource final : public EventSource {
+ public:
+  // Loads and attaches the program. Throws Error naming what failed: no
+  // privilege, no BTF, a kernel that refuses the program.
+  explicit EbpfSource(EbpfOptions options);
+  ~EbpfSource() override;
+
+  std::string description() const override { return "ebpf"; }
+  bool is_live() const override { return true; }
+  void run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats& stats) override;
+  void stop() noexcept override;
+  std::string error() const override { return m_error; }
+
+ private:
+  struct Program;
+  std::unique_ptr<Program> m_program;
+  EbpfOptions m_options;
+  std::atomic<bool> m_stop{false};
+  std::string m_error;
+};
+
+}  // namespace etwaudit

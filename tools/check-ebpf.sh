@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The eBPF source against workloads whose bytes are known: dd writes a file
+# of 16 blocks of 64 KiB and reads it back in 4 KiB blocks, cat reads it
+# and exits at once. The database must hold exactly those transfers (bytes,
+# offsets), each named by its program and command line, and nothing lost.
+#
+#   sudo bash tools/check-ebpf.sh ETWAUDIT
+#
+# Exit 77 (skipped) when not root or when this etwaudit has no eBPF source.
+set -euo pipefail
+me=check-ebpf
+source "$(dirname "$0")/lib.sh"
+exe=$(realpath "$1")
+skip_unless_root "loading eBPF programs"
+require_tools sqlite3 dd
+work=$(mktemp -d)
+collector=
+trap 'if [[ -n "$collector" ]]; then kill $collector 2>/dev/null; wait $collector 2>/dev/null || true; fi; rm -rf "$work"' EXIT
+"$exe" collect --source ebpf --db "$work/audit.db" --quiet --coalesce-ms 0 2> "$work/collect.err" &
+collector=$!
+for _ in $(seq 100); do grep -q "watching" "$work/collect.err" 2>/dev/null && break; sleep 0.1; done
+if grep -q "built without the eBPF source" "$work/collect.err"; then
+  echo "$me: skipped: $(grep -o 'built without the eBPF source.*' "$work/collect.err")"
+  exit 77
+fi
+if grep -q "Operation not permitted" "$work/collect.err"; then  # root without CAP_BPF (a container)
+  echo "$me: skipped: this root may not load eBPF programs: $(head -1 "$work/collect.err")"
+  exit 77
+fi
+grep -q "watching" "$work/collect.err" || { echo "$me: the collector did not start:"; cat "$work/collect.err"; exit 1; }
+
+file=$work/data.bin
+dd if=/dev/zero of="$file" bs=64k count=16 status=none
+dd if="$file" of=/dev/null bs=4k status=none
+cat "$file" > /dev/null
+sleep 1
+kill -INT $collector
+wait $collector
+collector=
+
+fail=0
+check() {  # what, expected, got
+  if [[ "$2" == "$3" ]]; then echo "$me: ok: $1 ($3)"; else echo "$me: FAIL: $1: expected $2, got $3"; fail=1; fi
+}
+q() { sqlite3 "$work/audit.db" "$1"; }
+in_file="path = '$file'"
+check "dd's writes: 16 of 64 KiB, bytes and offsets exact" "16|1048576|0|983040" \
+  "$(q "SELECT count(*), sum(size), min(offset), max(offset) FROM v_events WHERE $in_file AND op = 'write'")"
+check "...each where the one before ended" "0" \
+  "$(q "SELECT count(*) FROM (SELECT offset, size, lag(offset + size) OVER (ORDER BY time_ns) AS expected FROM v_events WHERE $in_file AND op = 'write') WHERE expected IS NOT NULL AND offset != expected")"
+check "dd's reads: 1 MiB in 4 KiB blocks" "1048576|256" \
+  "$(q "SELECT sum(size), count(*) FILTER (WHERE size = 4096) FROM v_events WHERE $in_file AND op = 'read' AND command_line LIKE 'dd %'")"
+check "cat's reads: the whole file, though cat exited at once" "1048576" \
+  "$(q "SELECT sum(size) FROM v_events WHERE $in_file AND op = 'read' AND process LIKE '%/cat'")"
+check "every event named by its program" "0" \
+  "$(q "SELECT count(*) FROM v_events WHERE $in_file AND (process IS NULL OR process NOT LIKE '/%')")"
+check "...and the command lines" "dd if=/dev/zero of=$file bs=64k count=16 status=none" \
+  "$(q "SELECT DISTINCT command_line FROM v_events WHERE $in_file AND op = 'write'")"
+# dd opens the file, moves it to its standard input or output (dup2) and
+# closes both descriptors: two closes each; cat one.
+check "opens and closes: of each descriptor" "3|5" \
+  "$(q "SELECT count(*) FILTER (WHERE op = 'open'), count(*) FILTER (WHERE op = 'close') FROM v_events WHERE $in_file")"
+check "nothing lost" "0|0" "$(q "SELECT events_lost, events_dropped FROM collector_runs")"
+[[ $fail -eq 0 ]] && echo "$me: every check held" || { echo "$me: some checks failed"; exit 1; }
