@@ -162,3 +162,52 @@ TEST_CASE("eBPF records: bytes that are not a whole record are bad input", "[ebp
   CHECK_FALSE(d.decode(unknown));
   CHECK(d.events.empty());
 }
+
+namespace {
+
+std::vector<char> names_record(std::uint32_t type, std::uint32_t pid, std::uint64_t time, const std::string& path,
+                               const std::string& path2 = {}) {
+  etwaudit_file_record record{};
+  const bool rename = type == ETWAUDIT_RECORD_RENAME;
+  record.header = {type, pid, pid, 0, time};
+  record.fd = -1;
+  record.path_size = static_cast<std::uint32_t>(path.size() + 1);
+  record.path2_size = rename ? static_cast<std::uint32_t>(path2.size() + 1) : 0;
+  record.header.size = rename ? ETWAUDIT_RENAME_SIZE : sizeof record + record.path_size;
+  std::vector<char> bytes(record.header.size);
+  std::memcpy(bytes.data(), &record, sizeof record);
+  std::memcpy(bytes.data() + ETWAUDIT_RECORD_PATH, path.c_str(), path.size() + 1);
+  if (rename) std::memcpy(bytes.data() + ETWAUDIT_RECORD_SECOND, path2.c_str(), path2.size() + 1);
+  return bytes;
+}
+
+}  // namespace
+
+TEST_CASE("eBPF records: a create, a rename under both names, a delete; the file keeps its new name",
+          "[ebpf][decoder]") {
+  Decoding d;
+  REQUIRE(d.decode(exec_record(400, 100, 1, "/usr/bin/editor", std::string("editor\0notes\0", 13))));
+  auto open = file_record(ETWAUDIT_RECORD_OPEN, 400, 200, 3, -1, 0, 88, "/home/ada/.notes.swp");
+  reinterpret_cast<etwaudit_file_record*>(open.data())->created = 1;
+  REQUIRE(d.decode(open));
+  REQUIRE(d.decode(names_record(ETWAUDIT_RECORD_RENAME, 400, 300, "/home/ada/.notes.swp", "/home/ada/notes")));
+  REQUIRE(d.decode(file_record(ETWAUDIT_RECORD_WRITE, 400, 400, 3, 0, 5, 88)));
+  REQUIRE(d.decode(names_record(ETWAUDIT_RECORD_DELETE, 400, 500, "/home/ada/notes~")));
+  REQUIRE(d.events.size() == 6);
+  CHECK(d.events[0].op == Op::create);
+  CHECK(d.events[1].op == Op::open);
+  CHECK(d.path_of(d.events[1]) == "/home/ada/.notes.swp");
+  for (int i : {2, 3}) {
+    CHECK(d.events[i].op == Op::rename);
+    CHECK(d.catalog.path(d.events[i].renamed_from) == "/home/ada/.notes.swp");
+    CHECK(d.catalog.path(d.events[i].renamed_to) == "/home/ada/notes");
+  }
+  CHECK(d.path_of(d.events[2]) == "/home/ada/.notes.swp");
+  CHECK(d.path_of(d.events[3]) == "/home/ada/notes");
+  CHECK(d.path_of(d.events[4]) == "/home/ada/notes");  // written after the rename: its new name
+  CHECK(d.events[5].op == Op::remove);
+  CHECK(d.path_of(d.events[5]) == "/home/ada/notes~");
+  // A rename record without room for its second name is bad input.
+  auto cut = names_record(ETWAUDIT_RECORD_RENAME, 400, 600, "/a", "/b");
+  CHECK_FALSE(d.decoder.decode(cut.data(), ETWAUDIT_RECORD_SECOND, d.events));
+}

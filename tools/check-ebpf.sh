@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The eBPF source against workloads whose bytes are known: dd writes a file
 # of 16 blocks of 64 KiB and reads it back in 4 KiB blocks, cat reads it
-# and exits at once. The database must hold exactly those transfers (bytes,
-# offsets), each named by its program and command line, and nothing lost.
+# and exits at once, cp copies it (copy_file_range), python sends 256 KiB of
+# it to another file (sendfile), mv renames the copy and rm deletes it by a
+# relative name. The database must hold exactly those transfers (bytes,
+# offsets), creates, renames and deletes, each named by its program and
+# command line, and nothing lost.
 #
 #   sudo bash tools/check-ebpf.sh ETWAUDIT
 #
@@ -33,6 +36,14 @@ file=$work/data.bin
 dd if=/dev/zero of="$file" bs=64k count=16 status=none
 dd if="$file" of=/dev/null bs=4k status=none
 cat "$file" > /dev/null
+cp "$file" "$work/copy.bin"  # copy_file_range
+python3 -c 'import os, sys
+source = os.open(sys.argv[1], os.O_RDONLY)
+target = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT, 0o600)
+sent = 0
+while sent < 262144: sent += os.sendfile(target, source, sent, 262144 - sent)' "$file" "$work/sent.bin"
+mv "$work/copy.bin" "$work/moved.bin"
+(cd "$work" && rm moved.bin)  # a name relative to the working directory
 sleep 1
 kill -INT $collector
 wait $collector
@@ -59,6 +70,20 @@ check "...and the command lines" "dd if=/dev/zero of=$file bs=64k count=16 statu
 # dd opens the file, moves it to its standard input or output (dup2) and
 # closes both descriptors: two closes each; cat one.
 check "opens and closes: of each descriptor" "3|5" \
-  "$(q "SELECT count(*) FILTER (WHERE op = 'open'), count(*) FILTER (WHERE op = 'close') FROM v_events WHERE $in_file")"
+  "$(q "SELECT count(*) FILTER (WHERE op = 'open'), count(*) FILTER (WHERE op = 'close') FROM v_events WHERE $in_file AND (process LIKE '%/dd' OR process LIKE '%/cat')")"
+check "...the first dd created the file, and no one else did" "1|dd if=/dev/zero of=$file bs=64k count=16 status=none" \
+  "$(q "SELECT count(*), group_concat(command_line) FROM v_events WHERE $in_file AND op = 'create'")"
+check "cp: copy_file_range read the file and wrote the copy, which it created" "1048576|1048576|1" \
+  "$(q "SELECT (SELECT sum(size) FROM v_events WHERE $in_file AND op = 'read' AND process LIKE '%/cp'),
+               (SELECT sum(size) FROM v_events WHERE path = '$work/copy.bin' AND op = 'write'),
+               (SELECT count(*) FROM v_events WHERE path = '$work/copy.bin' AND op = 'create')")"
+check "sendfile: 256 KiB from the file at offset 0, to a file" "262144|0|262144" \
+  "$(q "SELECT (SELECT sum(size) FROM v_events WHERE $in_file AND op = 'read' AND process LIKE '%python3%'),
+               (SELECT min(offset) FROM v_events WHERE $in_file AND op = 'read' AND process LIKE '%python3%'),
+               (SELECT sum(size) FROM v_events WHERE path = '$work/sent.bin' AND op = 'write')")"
+check "mv: a rename under each name, each naming both" "2|2" \
+  "$(q "SELECT count(*), count(*) FILTER (WHERE renamed_from = '$work/copy.bin' AND renamed_to = '$work/moved.bin') FROM v_events WHERE op = 'rename' AND path IN ('$work/copy.bin', '$work/moved.bin')")"
+check "rm: the delete under the whole path, though rm was given a relative name" "1" \
+  "$(q "SELECT count(*) FROM v_events WHERE op = 'delete' AND path = '$work/moved.bin' AND process LIKE '%/rm'")"
 check "nothing lost" "0|0" "$(q "SELECT events_lost, events_dropped FROM collector_runs")"
 [[ $fail -eq 0 ]] && echo "$me: every check held" || { echo "$me: some checks failed"; exit 1; }

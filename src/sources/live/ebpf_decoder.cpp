@@ -46,6 +46,11 @@ const EbpfDecoder::Process& EbpfDecoder::process(std::uint32_t pid) {
   return describe(m_host.process(pid));
 }
 
+void EbpfDecoder::name_file(std::uint64_t dev, std::uint64_t ino, std::uint32_t path) {
+  m_files[{dev, ino}] = path;
+  m_file_keys[path] = {dev, ino};
+}
+
 std::uint32_t EbpfDecoder::file(std::uint32_t pid, std::int64_t fd, std::uint64_t dev, std::uint64_t ino) {
   const auto key = std::make_pair(dev, ino);
   if (auto found = m_files.find(key); found != m_files.end()) return found->second;
@@ -53,7 +58,7 @@ std::uint32_t EbpfDecoder::file(std::uint32_t pid, std::int64_t fd, std::uint64_
   const bool named = !path.empty();
   if (!named) path = "<device " + device_name(dev) + " inode " + std::to_string(ino) + ">";
   const std::uint32_t id = m_catalog.intern_path(path);
-  if (named) m_files.emplace(key, id);  // a name from /proc holds for the file until it is opened again
+  if (named) name_file(dev, ino, id);  // a name from /proc holds for the file until it is opened again
   return id;
 }
 
@@ -74,9 +79,13 @@ bool EbpfDecoder::decode(const void* data, std::size_t size, std::vector<FileEve
       event.process = process(header.tgid).id;
       if (header.type == ETWAUDIT_RECORD_OPEN) {
         if (record.path_size == 0 || sizeof record + record.path_size > size) return false;
-        const std::string path = text_at(static_cast<const char*>(data) + sizeof record, record.path_size);
+        const std::string path = text_at(static_cast<const char*>(data) + ETWAUDIT_RECORD_PATH, record.path_size);
         event.path = m_catalog.intern_path(path);
-        m_files[{record.dev, record.ino}] = event.path;
+        name_file(record.dev, record.ino, event.path);
+        if (record.created) {  // as fanotify reports it: the create, then the open
+          event.op = Op::create;
+          out.push_back(event);
+        }
         event.op = Op::open;
       } else {
         event.path = file(header.tgid, record.fd, record.dev, record.ino);
@@ -113,6 +122,41 @@ bool EbpfDecoder::decode(const void* data, std::size_t size, std::vector<FileEve
         info.command_line = parent.command_line;
       }
       describe(std::move(info));
+      return true;
+    }
+    case ETWAUDIT_RECORD_DELETE:
+    case ETWAUDIT_RECORD_RENAME: {
+      etwaudit_file_record record;
+      if (!read_record(data, size, record)) return false;
+      const bool rename = header.type == ETWAUDIT_RECORD_RENAME;
+      if (record.path_size == 0 || record.path_size > ETWAUDIT_PATH_AREA ||
+          ETWAUDIT_RECORD_PATH + record.path_size > size ||
+          (rename && (record.path2_size == 0 || record.path2_size > ETWAUDIT_PATH_AREA || size < ETWAUDIT_RENAME_SIZE)))
+        return false;
+      const char* bytes = static_cast<const char*>(data);
+      FileEvent event;
+      event.time = time;
+      event.tid = header.tid;
+      event.process = process(header.tgid).id;
+      event.path = m_catalog.intern_path(text_at(bytes + ETWAUDIT_RECORD_PATH, record.path_size));
+      if (!rename) {
+        event.op = Op::remove;
+        out.push_back(event);
+        return true;
+      }
+      // Two events, under the old name and then the new, each naming both.
+      event.op = Op::rename;
+      event.renamed_from = event.path;
+      event.renamed_to = m_catalog.intern_path(text_at(bytes + ETWAUDIT_RECORD_SECOND, record.path2_size));
+      out.push_back(event);
+      event.path = event.renamed_to;
+      out.push_back(event);
+      // The file opened under the old name has the new one from now on.
+      if (auto found = m_file_keys.find(event.renamed_from); found != m_file_keys.end()) {
+        const auto key = found->second;
+        m_file_keys.erase(found);
+        name_file(key.first, key.second, event.renamed_to);
+      }
       return true;
     }
     case ETWAUDIT_RECORD_EXIT: m_processes.erase(header.tgid); return true;

@@ -10,9 +10,11 @@
 // record started before the collector and is asked of the host (/proc).
 // An exit record ends a pid's identity (the pid may be used again).
 // Files: an open record names a file (its device and inode) by the path the
-// kernel walked; a read, write or close of a file opened before the
-// collector is named by the host (/proc/PID/fd/N) while the process lives,
-// else by its device and inode.
+// kernel walked (and says whether the open created it: a create event
+// first); a rename moves that name to the new one (a directory renamed
+// leaves the names of what it holds as they were); an unlink or a rename
+// names the files as the call gave them, after the path of their directory; a read, write or close of a file opened
+// before the collector is named by the host (/proc/PID/fd/N) while the process lives, else by its device and inode.
 
 #include <cstddef>
 #include <cstdint>
@@ -55,12 +57,14 @@ class EbpfDecoder {
   const Process& process(std::uint32_t pid);
   std::uint32_t file(std::uint32_t pid, std::int64_t fd, std::uint64_t dev, std::uint64_t ino);
   Process& describe(ProcessInfo info);
+  void name_file(std::uint64_t dev, std::uint64_t ino, std::uint32_t path);
 
   Catalog& m_catalog;
   std::int64_t m_boot_to_epoch;
   EbpfHost m_host;
-  std::unordered_map<std::uint32_t, Process> m_processes;                    // by pid
-  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint32_t> m_files;  // (dev, ino) -> catalog path
+  std::unordered_map<std::uint32_t, Process> m_processes;                                  // by pid
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint32_t> m_files;                // (dev, ino) -> catalog path
+  std::unordered_map<std::uint32_t, std::pair<std::uint64_t, std::uint64_t>> m_file_keys;  // and back
 };
 
 }  // namespace etwaudit

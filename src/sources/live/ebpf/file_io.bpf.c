@@ -8,7 +8,11 @@
  *                       at entry the descriptor's file is looked up and kept
  *                       if it is a regular file on a real filesystem; at
  *                       exit the record goes out with the bytes the call
- *                       returned and where the transfer began;
+ *                       returned and where the transfer began (both files
+ *                       of copy_file_range, sendfile and splice), an open
+ *                       with the path and whether it created the file, an
+ *                       unlink or a rename that succeeded with the names
+ *                       (the directory's path walked, the name as given);
  *   sched_process_exec  the program (its path walked from the opened file)
  *                       and its arguments, before any of the new program's
  *                       I/O: one ring buffer keeps the order of reservation;
@@ -44,6 +48,18 @@ const volatile __u32 own_tgid = 0;
 #define NR_preadv2 327
 #define NR_pwritev2 328
 #define NR_openat2 437
+#define NR_sendfile 40
+#define NR_rename 82
+#define NR_unlink 87
+#define NR_splice 275
+#define NR_unlinkat 263
+#define NR_renameat 264
+#define NR_renameat2 316
+#define NR_copy_file_range 326
+
+#define AT_FDCWD -100
+#define AT_REMOVEDIR 0x200
+#define FMODE_CREATED 0x100000
 
 #define S_IFMT 00170000
 #define S_IFREG 0100000
@@ -53,6 +69,7 @@ const volatile __u32 own_tgid = 0;
 
 #define NAME_AREA ETWAUDIT_NAME_AREA
 #define PATH_AREA ETWAUDIT_PATH_AREA
+#define NAME_SLACK (ETWAUDIT_PATH_AREA - ETWAUDIT_PATH_MAX) /* a name as given, after its directory's path */
 
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -67,11 +84,18 @@ struct {
 } lost SEC(".maps");
 
 /* A file syscall between its entry and its exit, per thread. */
-struct call {
-  struct file* file; /* the descriptor's file at entry (read, write, close) */
+/* One descriptor of a call (a copy's: the one read, then the one written). */
+struct side {
+  struct file* file; /* the descriptor's file at entry; NULL: not a file recorded */
   __s64 fd;
-  __s64 offset; /* the p* calls: their offset argument; else -1 */
+  __s64 offset; /* the p* calls: their offset argument; else -1 (the file's position) */
   __u64 dev, ino;
+};
+
+struct call {
+  struct side sides[2];
+  const char* names[2]; /* unlink, rename: the names as given, and the directories they are in */
+  __s64 dirs[2];
   __u32 nr;
   __u32 flags; /* opens: the flags */
 };
@@ -89,9 +113,13 @@ struct scratch {
     struct etwaudit_file_record file;
     struct etwaudit_process_record process;
   };
-  char path[PATH_AREA]; /* at ETWAUDIT_EXEC_PATH: the file record is the larger */
-  char args[ETWAUDIT_ARGS_MAX];
+  char paths[2][PATH_AREA];                        /* at ETWAUDIT_RECORD_PATH and _SECOND (an exec's arguments there) */
   const unsigned char* names[ETWAUDIT_PATH_DEPTH]; /* the path's components, the file's first */
+  /* Kept here rather than in the loops' context: the verifier does not
+   * follow map memory, so every round of a loop looks the same to it and
+   * it need not walk each round on its own. */
+  __u32 depth;  /* components in names */
+  __u32 length; /* bytes of the path put together so far */
 };
 
 struct {
@@ -134,12 +162,9 @@ static __always_inline struct file* file_of(__s64 fd) {
   return file;
 }
 
-/* A regular file on a filesystem that holds files (not /proc, /sys, ...). */
-static __always_inline bool wanted(struct file* file) {
-  if (!file) return false;
-  struct inode* inode = BPF_CORE_READ(file, f_inode);
-  if ((BPF_CORE_READ(inode, i_mode) & S_IFMT) != S_IFREG) return false;
-  switch (BPF_CORE_READ(inode, i_sb, s_magic)) {
+/* A filesystem that holds no files of a user's (/proc, /sys, ...). */
+static __always_inline bool pseudo(unsigned long magic) {
+  switch (magic) {
     case 0x9fa0:     /* proc */
     case 0x62656572: /* sysfs */
     case 0x27e0eb:   /* cgroup */
@@ -151,16 +176,28 @@ static __always_inline bool wanted(struct file* file) {
     case 0xf97cff8c: /* selinuxfs */
     case 0x6165676c: /* pstore */
     case 0xde5e81e4: /* efivarfs */
-    case 0x62656570: /* configfs */ return false;
+    case 0x62656570: /* configfs */ return true;
   }
-  return true;
+  return false;
+}
+
+/* A regular file on a filesystem that holds files. */
+static __always_inline bool wanted(struct file* file) {
+  if (!file) return false;
+  struct inode* inode = BPF_CORE_READ(file, f_inode);
+  if ((BPF_CORE_READ(inode, i_mode) & S_IFMT) != S_IFREG) return false;
+  return !pseudo(BPF_CORE_READ(inode, i_sb, s_magic));
 }
 
 /* Walking a path up, from its file to the root, across mounts. */
 struct walk {
   struct dentry* dentry;
   struct mount* mount;
-  __u32 depth;
+};
+
+/* Where a path is put together: scratch->paths[area]. */
+struct assemble {
+  __u32 area;
 };
 
 static long walk_up(__u32 i, struct walk* walk) {
@@ -178,52 +215,93 @@ static long walk_up(__u32 i, struct walk* walk) {
   }
   struct dentry* parent = BPF_CORE_READ(dentry, d_parent);
   if (parent == dentry) return 1;
-  __u32 depth = walk->depth;
+  __u32 depth = scratch->depth;
   if (depth >= ETWAUDIT_PATH_DEPTH) return 1;
   depth &= ETWAUDIT_PATH_DEPTH - 1;
   barrier_var(depth);
   scratch->names[depth] = BPF_CORE_READ(dentry, d_name.name);
-  walk->depth = depth + 1;
+  scratch->depth = depth + 1;
   walk->dentry = parent;
   return 0;
 }
 
-struct assemble {
-  __u32 depth;
-  __u32 length; /* bytes written to path */
-};
-
 static long put_component(__u32 i, struct assemble* at) {
   __u32 zero = 0;
   struct scratch* scratch = bpf_map_lookup_elem(&scratches, &zero);
-  if (!scratch || i >= at->depth) return 1;
-  __u32 k = (at->depth - 1 - i) & (ETWAUDIT_PATH_DEPTH - 1);
+  if (!scratch || i >= scratch->depth) return 1;
+  __u32 k = (scratch->depth - 1 - i) & (ETWAUDIT_PATH_DEPTH - 1);
   barrier_var(k); /* the verifier is to see the mask on the register used */
   const unsigned char* name = scratch->names[k];
-  __u32 length = at->length;
+  __u32 length = scratch->length;
   if (length >= ETWAUDIT_PATH_MAX - NAME_AREA) return 1; /* cut: no room for another */
-  scratch->path[length & (ETWAUDIT_PATH_MAX - 1)] = '/';
+  char* path = scratch->paths[at->area & 1];
+  path[length & (ETWAUDIT_PATH_MAX - 1)] = '/';
   length += 1;
-  long copied = bpf_probe_read_kernel_str(&scratch->path[length & (ETWAUDIT_PATH_MAX - 1)], NAME_AREA, name);
+  long copied = bpf_probe_read_kernel_str(&path[length & (ETWAUDIT_PATH_MAX - 1)], NAME_AREA, name);
   if (copied > 1) length += copied - 1;
-  at->length = length;
+  scratch->length = length;
   return 0;
 }
 
-/* The absolute path of file into scratch->path; its size, NUL included. */
-static __always_inline __u32 path_of(struct scratch* scratch, struct file* file) {
+/* The absolute path of where (a dentry on a mount) into
+ * scratch->paths[area], without its NUL; its length. "" for the root. */
+static __always_inline __u32 walk_path(struct scratch* scratch, __u32 area, struct path* where) {
   struct walk walk = {
-      .dentry = BPF_CORE_READ(file, f_path.dentry),
-      .mount = (struct mount*)((void*)BPF_CORE_READ(file, f_path.mnt) - bpf_core_field_offset(struct mount, mnt)),
-      .depth = 0,
+      .dentry = BPF_CORE_READ(where, dentry),
+      .mount = (struct mount*)((void*)BPF_CORE_READ(where, mnt) - bpf_core_field_offset(struct mount, mnt)),
   };
+  scratch->depth = 0;
   bpf_loop(ETWAUDIT_PATH_DEPTH + 16, walk_up, &walk, 0);
-  struct assemble at = {.depth = walk.depth, .length = 0};
+  struct assemble at = {.area = area};
+  scratch->length = 0;
   bpf_loop(ETWAUDIT_PATH_DEPTH, put_component, &at, 0);
-  __u32 length = at.length;
-  if (length == 0) scratch->path[length++] = '/';
-  scratch->path[length & (ETWAUDIT_PATH_MAX - 1)] = '\0';
+  return scratch->length;
+}
+
+/* Ends the path of length bytes in scratch->paths[area]: "/" for the root;
+ * its size, NUL included. */
+static __always_inline __u32 end_path(struct scratch* scratch, __u32 area, __u32 length) {
+  char* path = scratch->paths[area & 1];
+  if (length == 0) path[length++] = '/';
+  path[length & (ETWAUDIT_PATH_MAX - 1)] = '\0';
   return (length & (ETWAUDIT_PATH_MAX - 1)) + 1;
+}
+
+/* The absolute path of file into scratch->paths[0]; its size, NUL included. */
+static __always_inline __u32 path_of(struct scratch* scratch, struct file* file) {
+  struct path where;
+  bpf_probe_read_kernel(&where, sizeof where, __builtin_preserve_access_index(&file->f_path));
+  return end_path(scratch, 0, walk_path(scratch, 0, &where));
+}
+
+/* The path a system call names by a directory descriptor (AT_FDCWD: the
+ * working directory) and a name as given, into scratch->paths[area]; its
+ * size, NUL included, or 0 when the directory is not a real filesystem's.
+ * The name is taken as it is ("..", symbolic links not resolved). */
+static __always_inline __u32 path_at(struct scratch* scratch, __u32 area, __s64 dir, const char* name) {
+  char* path = scratch->paths[area & 1];
+  char first = 0;
+  bpf_probe_read_user(&first, 1, name);
+  if (first == '/') {
+    long copied = bpf_probe_read_user_str(path, ETWAUDIT_PATH_MAX, name);
+    return copied > 0 ? copied : 0;
+  }
+  struct path where;
+  if (dir == AT_FDCWD) {
+    struct task_struct* task = (struct task_struct*)bpf_get_current_task();
+    struct fs_struct* fs = BPF_CORE_READ(task, fs);
+    bpf_probe_read_kernel(&where, sizeof where, __builtin_preserve_access_index(&fs->pwd));
+  } else {
+    struct file* file = file_of(dir);
+    if (!file) return 0;
+    bpf_probe_read_kernel(&where, sizeof where, __builtin_preserve_access_index(&file->f_path));
+  }
+  if (pseudo(BPF_CORE_READ(where.dentry, d_sb, s_magic))) return 0;
+  __u32 length = walk_path(scratch, area, &where) & (ETWAUDIT_PATH_MAX - 1);
+  path[length] = '/';
+  length = (length + 1) & (ETWAUDIT_PATH_MAX - 1);
+  long copied = bpf_probe_read_user_str(&path[length], NAME_SLACK, name);
+  return copied > 0 ? length + copied : 0;
 }
 
 static __always_inline __u64 arg(struct pt_regs* regs, int n) {
@@ -239,25 +317,47 @@ static __always_inline bool own(void) {
   return (bpf_get_current_pid_tgid() >> 32) == own_tgid;
 }
 
-/* A READ, WRITE or CLOSE record of call's file. */
-static __always_inline int submit_file_record(__u32 type, const struct call* call, __s64 offset, __s64 result) {
+/* A READ, WRITE or CLOSE record of one side of a call. */
+static __always_inline int submit_file_record(__u32 type, const struct side* side, __s64 offset, __s64 result) {
   struct etwaudit_file_record* record = reserve(sizeof *record);
   if (!record) return 0;
   fill_header(&record->header, type, sizeof *record);
-  record->fd = call->fd;
+  record->fd = side->fd;
   record->offset = offset;
   record->result = result;
-  record->dev = call->dev;
-  record->ino = call->ino;
+  record->dev = side->dev;
+  record->ino = side->ino;
   record->path_size = 0;
   record->flags = 0;
+  record->created = 0;
+  record->path2_size = 0;
   bpf_ringbuf_submit(record, 0);
   return 0;
 }
 
+/* side for descriptor fd: true when it is a file to record. */
+static __always_inline bool look_up(struct side* side, __s64 fd, __s64 offset) {
+  side->fd = fd;
+  side->offset = offset;
+  struct file* file = file_of(fd);
+  if (!wanted(file)) return false;
+  side->file = file;
+  side->dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+  side->ino = BPF_CORE_READ(file, f_inode, i_ino);
+  return true;
+}
+
+/* An offset a copy takes by address (NULL: the file's position). */
+static __always_inline __s64 offset_at(__u64 address) {
+  __s64 offset = -1;
+  if (address) bpf_probe_read_user(&offset, sizeof offset, (void*)address);
+  return offset;
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sys_enter, struct pt_regs* regs, long nr) {
-  struct call call = {.offset = -1, .nr = nr};
+  struct call call = {.nr = nr, .sides = {{.offset = -1}, {.offset = -1}}};
+  bool any = false;
   switch (nr) {
     case NR_open: call.flags = arg(regs, 2); break;
     case NR_openat: call.flags = arg(regs, 3); break;
@@ -273,27 +373,55 @@ int BPF_PROG(sys_enter, struct pt_regs* regs, long nr) {
     case NR_preadv:
     case NR_pwritev:
     case NR_preadv2:
-    case NR_pwritev2:
-      call.offset = arg(regs, 4);
-      /* fall through */
+    case NR_pwritev2: {
+      __s64 offset = arg(regs, 4);
+      if (!look_up(&call.sides[0], (int)arg(regs, 1), offset < 0 ? -1 : offset))
+        return 0; /* -1: preadv2's "the position" */
+      break;
+    }
     case NR_read:
     case NR_write:
     case NR_readv:
     case NR_writev:
-    case NR_close: {
-      call.fd = (int)arg(regs, 1);
-      struct file* file = file_of(call.fd);
-      if (!wanted(file)) return 0;
-      call.file = file;
-      call.dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
-      call.ino = BPF_CORE_READ(file, f_inode, i_ino);
+    case NR_close:
+      if (!look_up(&call.sides[0], (int)arg(regs, 1), -1)) return 0;
       break;
-    }
+    case NR_copy_file_range: /* (fd_in, off_in*, fd_out, off_out*, len, flags) */
+    case NR_splice:
+      any |= look_up(&call.sides[0], (int)arg(regs, 1), offset_at(arg(regs, 2)));
+      any |= look_up(&call.sides[1], (int)arg(regs, 3), offset_at(arg(regs, 4)));
+      if (!any) return 0;
+      break;
+    case NR_sendfile: /* (out_fd, in_fd, offset*, count) */
+      any |= look_up(&call.sides[0], (int)arg(regs, 2), offset_at(arg(regs, 3)));
+      any |= look_up(&call.sides[1], (int)arg(regs, 1), -1);
+      if (!any) return 0;
+      break;
+    case NR_unlink:
+      call.dirs[0] = AT_FDCWD;
+      call.names[0] = (const char*)arg(regs, 1);
+      break;
+    case NR_unlinkat:
+      if (arg(regs, 3) & AT_REMOVEDIR) return 0; /* a directory */
+      call.dirs[0] = (int)arg(regs, 1);
+      call.names[0] = (const char*)arg(regs, 2);
+      break;
+    case NR_rename:
+      call.dirs[0] = call.dirs[1] = AT_FDCWD;
+      call.names[0] = (const char*)arg(regs, 1);
+      call.names[1] = (const char*)arg(regs, 2);
+      break;
+    case NR_renameat:
+    case NR_renameat2:
+      call.dirs[0] = (int)arg(regs, 1);
+      call.names[0] = (const char*)arg(regs, 2);
+      call.dirs[1] = (int)arg(regs, 3);
+      call.names[1] = (const char*)arg(regs, 4);
+      break;
     default: return 0;
   }
   if (own()) return 0;
-  if ((nr == NR_preadv2 || nr == NR_pwritev2) && call.offset == -1) call.offset = -2; /* the file's position */
-  if (nr == NR_close) return submit_file_record(ETWAUDIT_RECORD_CLOSE, &call, -1, 0);
+  if (nr == NR_close) return submit_file_record(ETWAUDIT_RECORD_CLOSE, &call.sides[0], -1, 0);
   __u64 id = bpf_get_current_pid_tgid();
   bpf_map_update_elem(&calls, &id, &call, BPF_ANY);
   return 0;
@@ -316,10 +444,44 @@ static __always_inline int opened(struct call* call, long fd) {
   record->ino = BPF_CORE_READ(file, f_inode, i_ino);
   record->path_size = path_size;
   record->flags = call->flags;
+  record->created = (BPF_CORE_READ(file, f_mode) & FMODE_CREATED) != 0;
+  record->path2_size = 0;
   /* the record and its path lie one after the other in scratch */
   if (size > sizeof(struct etwaudit_file_record) + ETWAUDIT_PATH_MAX) return 0;
   if (bpf_ringbuf_output(&records, scratch, size, 0)) count_lost();
   return 0;
+}
+
+/* An unlink or a rename that took place: its names. */
+static __always_inline int named(struct call* call) {
+  __u32 zero = 0;
+  struct scratch* scratch = bpf_map_lookup_elem(&scratches, &zero);
+  if (!scratch) return 0;
+  struct etwaudit_file_record* record = &scratch->file;
+  const bool rename = call->nr != NR_unlink && call->nr != NR_unlinkat;
+  record->path_size = path_at(scratch, 0, call->dirs[0], call->names[0]);
+  record->path2_size = rename ? path_at(scratch, 1, call->dirs[1], call->names[1]) : 0;
+  if (record->path_size == 0 || record->path_size > ETWAUDIT_PATH_AREA || (rename && record->path2_size == 0)) return 0;
+  __u32 size = rename ? ETWAUDIT_RENAME_SIZE : sizeof *record + record->path_size;
+  fill_header(&record->header, rename ? ETWAUDIT_RECORD_RENAME : ETWAUDIT_RECORD_DELETE, size);
+  record->fd = -1;
+  record->offset = -1;
+  record->result = 0;
+  record->dev = record->ino = 0;
+  record->flags = record->created = 0;
+  barrier_var(size); /* the verifier is to see the bound on the register used */
+  if (size > ETWAUDIT_RENAME_SIZE) return 0;
+  if (bpf_ringbuf_output(&records, scratch, size, 0)) count_lost();
+  return 0;
+}
+
+/* A transfer's record for one side: where it began (the call said, else the
+ * file's position after it less the bytes, right for O_APPEND too). */
+static __always_inline int transferred(__u32 type, struct side* side, long ret) {
+  if (!side->file) return 0;
+  struct file* file = side->file;
+  const __s64 offset = side->offset >= 0 ? side->offset : ret >= 0 ? BPF_CORE_READ(file, f_pos) - ret : -1;
+  return submit_file_record(type, side, offset, ret);
 }
 
 SEC("tp_btf/sys_exit")
@@ -334,14 +496,23 @@ int BPF_PROG(sys_exit, struct pt_regs* regs, long ret) {
     case NR_openat:
     case NR_openat2:
     case NR_creat: return ret >= 0 ? opened(&call, ret) : 0;
+    case NR_unlink:
+    case NR_unlinkat:
+    case NR_rename:
+    case NR_renameat:
+    case NR_renameat2: return ret == 0 ? named(&call) : 0;
+    case NR_copy_file_range:
+    case NR_splice:
+    case NR_sendfile:
+      transferred(ETWAUDIT_RECORD_READ, &call.sides[0], ret);
+      return transferred(ETWAUDIT_RECORD_WRITE, &call.sides[1], ret);
+    case NR_read:
+    case NR_pread64:
+    case NR_readv:
+    case NR_preadv:
+    case NR_preadv2: return transferred(ETWAUDIT_RECORD_READ, &call.sides[0], ret);
+    default: return transferred(ETWAUDIT_RECORD_WRITE, &call.sides[0], ret);
   }
-  bool read = call.nr == NR_read || call.nr == NR_pread64 || call.nr == NR_readv || call.nr == NR_preadv ||
-              call.nr == NR_preadv2;
-  /* Where the transfer began: the p* calls say; else the position after it
-   * less the bytes (right for O_APPEND too). */
-  struct file* file = call.file;
-  const __s64 offset = call.offset >= 0 ? call.offset : ret >= 0 ? BPF_CORE_READ(file, f_pos) - ret : -1;
-  return submit_file_record(read ? ETWAUDIT_RECORD_READ : ETWAUDIT_RECORD_WRITE, &call, offset, ret);
 }
 
 static __always_inline __u64 start_of(struct task_struct* task) {
@@ -361,7 +532,8 @@ int BPF_PROG(process_exec, struct task_struct* task, pid_t old_pid, struct linux
   __u64 args_size = arg_end > arg_start ? arg_end - arg_start : 0;
   if (args_size > ETWAUDIT_ARGS_MAX) args_size = ETWAUDIT_ARGS_MAX;
   barrier_var(args_size);
-  if (args_size > ETWAUDIT_ARGS_MAX || bpf_probe_read_user(scratch->args, args_size, (void*)arg_start)) args_size = 0;
+  if (args_size > ETWAUDIT_ARGS_MAX || bpf_probe_read_user(scratch->paths[1], args_size, (void*)arg_start))
+    args_size = 0;
   record->args_size = args_size;
   record->start_time = start_of(task);
   record->parent_tgid = BPF_CORE_READ(task, real_parent, tgid);
@@ -400,5 +572,6 @@ int BPF_PROG(process_exit, struct task_struct* task) {
   return 0;
 }
 
-_Static_assert(__builtin_offsetof(struct scratch, path) == ETWAUDIT_EXEC_PATH, "the path follows the larger record");
-_Static_assert(__builtin_offsetof(struct scratch, args) == ETWAUDIT_EXEC_ARGS, "the arguments follow the path area");
+_Static_assert(__builtin_offsetof(struct scratch, paths[0]) == ETWAUDIT_RECORD_PATH,
+               "a path follows the larger record");
+_Static_assert(__builtin_offsetof(struct scratch, paths[1]) == ETWAUDIT_RECORD_SECOND, "and the second path the first");

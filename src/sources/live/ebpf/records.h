@@ -9,20 +9,22 @@
 #include <linux/types.h>
 #endif
 
-#define ETWAUDIT_PATH_MAX 4096 /* bytes of a path, its NUL included */
-#define ETWAUDIT_ARGS_MAX 1024 /* bytes of a command line (NUL-separated arguments) */
-#define ETWAUDIT_PATH_DEPTH 64 /* components of a path walked; deeper ones are cut at the top */
-#define ETWAUDIT_NAME_AREA 256 /* a component's name, NUL included (NAME_MAX + 1) */
-#define ETWAUDIT_PATH_AREA (ETWAUDIT_PATH_MAX + ETWAUDIT_NAME_AREA)
+#define ETWAUDIT_PATH_MAX 4096                        /* bytes of a path, its NUL included */
+#define ETWAUDIT_ARGS_MAX 1024                        /* bytes of a command line (NUL-separated arguments) */
+#define ETWAUDIT_PATH_DEPTH 64                        /* components of a path walked; deeper ones are cut at the top */
+#define ETWAUDIT_NAME_AREA 256                        /* a component's name, NUL included (NAME_MAX + 1) */
+#define ETWAUDIT_PATH_AREA (ETWAUDIT_PATH_MAX + 1024) /* a path, and room for a name as given after a directory's */
 
 enum etwaudit_record_type {
   ETWAUDIT_RECORD_OPEN = 1,  /* an open that returned a descriptor of a regular file */
   ETWAUDIT_RECORD_READ = 2,  /* read, pread64, readv, preadv */
   ETWAUDIT_RECORD_WRITE = 3, /* write, pwrite64, writev, pwritev */
   ETWAUDIT_RECORD_CLOSE = 4,
-  ETWAUDIT_RECORD_EXEC = 5, /* a process became a new program */
-  ETWAUDIT_RECORD_FORK = 6, /* a new process (not a thread) */
-  ETWAUDIT_RECORD_EXIT = 7, /* a process ended (its last thread) */
+  ETWAUDIT_RECORD_EXEC = 5,   /* a process became a new program */
+  ETWAUDIT_RECORD_FORK = 6,   /* a new process (not a thread) */
+  ETWAUDIT_RECORD_EXIT = 7,   /* a process ended (its last thread) */
+  ETWAUDIT_RECORD_DELETE = 8, /* unlink, unlinkat: the name at ETWAUDIT_RECORD_PATH */
+  ETWAUDIT_RECORD_RENAME = 9, /* rename, renameat, renameat2: the old name, then the new at ETWAUDIT_RECORD_SECOND */
 };
 
 struct etwaudit_record_header {
@@ -33,7 +35,9 @@ struct etwaudit_record_header {
   __u64 time; /* boot clock ns */
 };
 
-/* READ, WRITE, CLOSE; and OPEN, followed by path_size bytes of the path. */
+/* READ, WRITE, CLOSE; OPEN and DELETE, followed by path_size bytes of the
+ * path; RENAME with the old path there and the new one (path2_size bytes)
+ * at ETWAUDIT_RECORD_SECOND. */
 struct etwaudit_file_record {
   struct etwaudit_record_header header;
   __s64 fd;
@@ -41,8 +45,10 @@ struct etwaudit_file_record {
   __s64 result; /* bytes moved, or -errno */
   __u64 dev;    /* the file's superblock device and inode: the same file whatever its descriptor */
   __u64 ino;
-  __u32 path_size; /* OPEN: bytes of the path after the record, its NUL included */
-  __u32 flags;     /* OPEN: the open flags */
+  __u32 path_size;  /* OPEN, DELETE, RENAME: bytes of the path after the record, its NUL included */
+  __u32 flags;      /* OPEN: the open flags */
+  __u32 created;    /* OPEN: 1 when the open created the file (FMODE_CREATED) */
+  __u32 path2_size; /* RENAME: bytes of the new path, its NUL included */
 };
 
 /* EXEC: the program's path (path_size bytes, its NUL included) at
@@ -58,8 +64,14 @@ struct etwaudit_process_record {
   __u32 args_size;
 };
 
-#define ETWAUDIT_EXEC_PATH sizeof(struct etwaudit_file_record)
-#define ETWAUDIT_EXEC_ARGS (ETWAUDIT_EXEC_PATH + ETWAUDIT_PATH_AREA)
+/* Where the paths of a record lie: the first right after the larger record
+ * (a file record), the second (a rename's new name, an exec's arguments) a
+ * path area further. */
+#define ETWAUDIT_RECORD_PATH sizeof(struct etwaudit_file_record)
+#define ETWAUDIT_RECORD_SECOND (ETWAUDIT_RECORD_PATH + ETWAUDIT_PATH_AREA)
+#define ETWAUDIT_RENAME_SIZE (ETWAUDIT_RECORD_SECOND + ETWAUDIT_PATH_AREA)
+#define ETWAUDIT_EXEC_PATH ETWAUDIT_RECORD_PATH
+#define ETWAUDIT_EXEC_ARGS ETWAUDIT_RECORD_SECOND
 #define ETWAUDIT_EXEC_SIZE (ETWAUDIT_EXEC_ARGS + ETWAUDIT_ARGS_MAX)
 
 #endif
