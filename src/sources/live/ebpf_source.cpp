@@ -144,7 +144,12 @@ void EbpfSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats&
   std::vector<std::uint64_t> lost(static_cast<std::size_t>(std::max(cpus, 1)));
   while (!queue.closed()) {
     const bool stopping = m_stop.load();
-    const int polled = ring_buffer__poll(m_program->ring, stopping ? 0 : 100);
+    // The program wakes us once a batch waits; what is there is read every 50 ms.
+    int polled = ring_buffer__poll(m_program->ring, stopping ? 0 : 50);
+    if (polled >= 0) {
+      const int more = ring_buffer__consume(m_program->ring);
+      polled = more < 0 ? more : polled + more;
+    }
     if (polled < 0 && polled != -EINTR) {
       m_error = "reading etwaudit's eBPF ring buffer failed: " + std::string(std::strerror(-polled));
       break;

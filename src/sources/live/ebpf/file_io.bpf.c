@@ -135,6 +135,14 @@ static __always_inline void count_lost(void) {
   if (count) *count += 1;
 }
 
+/* Whether a record just written wakes the collector: only once a batch is
+ * waiting (a wake-up per record costs the traced program microseconds);
+ * the collector also reads what is there every 50 ms. */
+#define WAKE_BYTES (256 << 10)
+static __always_inline __u64 wakeup(void) {
+  return bpf_ringbuf_query(&records, BPF_RB_AVAIL_DATA) >= WAKE_BYTES ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
 /* Room for a record of size in the ring buffer; NULL (counted as lost) when full. */
 static __always_inline void* reserve(__u64 size) {
   void* record = bpf_ringbuf_reserve(&records, size, 0);
@@ -331,7 +339,7 @@ static __always_inline int submit_file_record(__u32 type, const struct side* sid
   record->flags = 0;
   record->created = 0;
   record->path2_size = 0;
-  bpf_ringbuf_submit(record, 0);
+  bpf_ringbuf_submit(record, wakeup());
   return 0;
 }
 
@@ -435,7 +443,7 @@ static __always_inline int opened(struct call* call, long fd) {
   if (!scratch) return 0;
   __u32 path_size = path_of(scratch, file);
   struct etwaudit_file_record* record = &scratch->file;
-  __u32 size = sizeof *record + path_size;
+  __u64 size = sizeof *record + path_size;
   fill_header(&record->header, ETWAUDIT_RECORD_OPEN, size);
   record->fd = fd;
   record->offset = -1;
@@ -447,8 +455,10 @@ static __always_inline int opened(struct call* call, long fd) {
   record->created = (BPF_CORE_READ(file, f_mode) & FMODE_CREATED) != 0;
   record->path2_size = 0;
   /* the record and its path lie one after the other in scratch */
+  const __u64 flags = wakeup();
+  barrier_var(size);
   if (size > sizeof(struct etwaudit_file_record) + ETWAUDIT_PATH_MAX) return 0;
-  if (bpf_ringbuf_output(&records, scratch, size, 0)) count_lost();
+  if (bpf_ringbuf_output(&records, scratch, size, flags)) count_lost();
   return 0;
 }
 
@@ -462,16 +472,21 @@ static __always_inline int named(struct call* call) {
   record->path_size = path_at(scratch, 0, call->dirs[0], call->names[0]);
   record->path2_size = rename ? path_at(scratch, 1, call->dirs[1], call->names[1]) : 0;
   if (record->path_size == 0 || record->path_size > ETWAUDIT_PATH_AREA || (rename && record->path2_size == 0)) return 0;
-  __u32 size = rename ? ETWAUDIT_RENAME_SIZE : sizeof *record + record->path_size;
+  __u64 size = rename ? ETWAUDIT_RENAME_SIZE : sizeof *record + record->path_size;
   fill_header(&record->header, rename ? ETWAUDIT_RECORD_RENAME : ETWAUDIT_RECORD_DELETE, size);
   record->fd = -1;
   record->offset = -1;
   record->result = 0;
   record->dev = record->ino = 0;
   record->flags = record->created = 0;
+  const __u64 flags = wakeup();
+  if (rename) {
+    if (bpf_ringbuf_output(&records, scratch, ETWAUDIT_RENAME_SIZE, flags)) count_lost();
+    return 0;
+  }
   barrier_var(size); /* the verifier is to see the bound on the register used */
   if (size > ETWAUDIT_RENAME_SIZE) return 0;
-  if (bpf_ringbuf_output(&records, scratch, size, 0)) count_lost();
+  if (bpf_ringbuf_output(&records, scratch, size, flags)) count_lost();
   return 0;
 }
 
@@ -486,6 +501,32 @@ static __always_inline int transferred(__u32 type, struct side* side, long ret) 
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit, struct pt_regs* regs, long ret) {
+  /* Every system call of every process ends here: the others leave at once. */
+  switch (BPF_CORE_READ(regs, orig_ax)) {
+    case NR_read:
+    case NR_write:
+    case NR_open:
+    case NR_pread64:
+    case NR_pwrite64:
+    case NR_readv:
+    case NR_writev:
+    case NR_sendfile:
+    case NR_rename:
+    case NR_unlink:
+    case NR_creat:
+    case NR_openat:
+    case NR_unlinkat:
+    case NR_renameat:
+    case NR_splice:
+    case NR_preadv:
+    case NR_pwritev:
+    case NR_renameat2:
+    case NR_copy_file_range:
+    case NR_preadv2:
+    case NR_pwritev2:
+    case NR_openat2: break;
+    default: return 0;
+  }
   __u64 id = bpf_get_current_pid_tgid();
   struct call* found = bpf_map_lookup_elem(&calls, &id);
   if (!found) return 0;
@@ -539,7 +580,7 @@ int BPF_PROG(process_exec, struct task_struct* task, pid_t old_pid, struct linux
   record->parent_tgid = BPF_CORE_READ(task, real_parent, tgid);
   record->uid = BPF_CORE_READ(task, real_cred, uid.val);
   fill_header(&record->header, ETWAUDIT_RECORD_EXEC, ETWAUDIT_EXEC_SIZE);
-  if (bpf_ringbuf_output(&records, scratch, ETWAUDIT_EXEC_SIZE, 0)) count_lost();
+  if (bpf_ringbuf_output(&records, scratch, ETWAUDIT_EXEC_SIZE, wakeup())) count_lost();
   return 0;
 }
 
@@ -557,7 +598,7 @@ int BPF_PROG(process_fork, struct task_struct* parent, struct task_struct* child
   record->uid = BPF_CORE_READ(child, real_cred, uid.val);
   record->path_size = 0;
   record->args_size = 0;
-  bpf_ringbuf_submit(record, 0);
+  bpf_ringbuf_submit(record, wakeup());
   return 0;
 }
 
@@ -568,7 +609,7 @@ int BPF_PROG(process_exit, struct task_struct* task) {
   struct etwaudit_record_header* record = reserve(sizeof *record);
   if (!record) return 0;
   fill_header(record, ETWAUDIT_RECORD_EXIT, sizeof *record);
-  bpf_ringbuf_submit(record, 0);
+  bpf_ringbuf_submit(record, wakeup());
   return 0;
 }
 
