@@ -15,10 +15,11 @@
 # (each is started by an absolute path, so a command line starting with '/'
 # is the command's, not the logging shell's before the exec).
 #
-#   sudo bash tools/process-naming.sh [--rounds N] [--load] [--quick] [--etwaudit PATH]
+#   sudo bash tools/process-naming.sh [--rounds N] [--load] [--quick] [--etwaudit PATH] [--source ebpf]
 #
 # --load runs a compile loop on every core beside the workload (an exec-heavy
-# CPU load, as a build is). --quick: 40 rounds, a check for ctest. Needs root
+# CPU load, as a build is). --quick: 40 rounds, a check for ctest. --source
+# ebpf measures the eBPF source instead of fanotify. Needs root
 # (fanotify); exits 77 (skipped) without it. Exits 1 when etwaudit named any
 # event wrongly or fewer than --goal percent (default 95) by executable path.
 set -euo pipefail
@@ -30,6 +31,7 @@ rounds=500
 load=0
 goal=95
 etwaudit=build/etwaudit
+source=fanotify
 while (($#)); do
   case $1 in
     --rounds) rounds=$2; shift ;;
@@ -37,6 +39,7 @@ while (($#)); do
     --quick) rounds=40 ;;
     --goal) goal=$2; shift ;;
     --etwaudit) etwaudit=$2; shift ;;
+    --source) source=$2; shift ;;
     *) echo "process-naming: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -67,8 +70,15 @@ fi
 if ((have_fatrace)); then
   fatrace -o "$scratch/fatrace.txt" 2>"$scratch/fatrace.err" & fatrace_pid=$!
 fi
-"$etwaudit" collect --db "$scratch/audit.db" --mount "$work" --quiet 2>"$scratch/collect.txt" & collector_pid=$!
+where=(--mount "$work")  # fanotify: that filesystem; eBPF records every one
+[[ $source == fanotify ]] || where=()
+"$etwaudit" collect --source "$source" --db "$scratch/audit.db" "${where[@]}" --quiet 2>"$scratch/collect.txt" &
+collector_pid=$!
 sleep 1.5  # both have set up their marks
+if grep -q "built without the eBPF source" "$scratch/collect.txt"; then
+  echo "process-naming: skipped: $(grep -o 'built without the eBPF source.*' "$scratch/collect.txt")"
+  exit 77
+fi
 
 py=/usr/bin/python3  # Debian's (a python3 earlier in PATH may be a wrapper script)
 # Each command: a shell logs its own pid and the program it is about to

@@ -1,6 +1,7 @@
 // Linux: the live sources are fanotify (the default) and eBPF (when built
 // with it).
 
+#include "core/error.h"
 #include "sources/live/ebpf_source.h"
 #include "sources/live/fanotify_source.h"
 #include "sources/live/live_source.h"
@@ -21,6 +22,10 @@ std::vector<std::string> live_source_names() {
 
 std::unique_ptr<EventSource> make_live_source(const LiveSourceRequest& request) {
   if (request.source == "ebpf") {
+    if (request.settings.count("mount"))
+      throw UsageError(
+          "--mount is fanotify's: --source ebpf records every filesystem (choose paths with "
+          "--include-path)");
     EbpfOptions options;
     options.own_pid = request.own_pid;
     auto source = std::make_unique<EbpfSource>(options);
