@@ -27,7 +27,7 @@ done
 scratch=$(mktemp -d "$PWD/.bench-fanotify.XXXXXX")
 trap 'kill $collector_pid 2>/dev/null || true; rm -rf "$scratch"' EXIT
 mkdir "$scratch/work"
-"$etwaudit" collect --db "$scratch/audit.db" --mount "$scratch/work" --quiet 2>"$scratch/collect.txt" &
+"$etwaudit" collect --source fanotify --db "$scratch/audit.db" --mount "$scratch/work" --quiet 2>"$scratch/collect.txt" &
 collector_pid=$!
 sleep 1.5
 

@@ -9,6 +9,8 @@
 #
 #   sudo bash tools/check-ebpf.sh ETWAUDIT
 #
+# It runs `collect` without --source: eBPF is the default live source where
+# it loads.
 # Exit 77 (skipped) when not root or when this etwaudit has no eBPF source.
 set -euo pipefail
 me=check-ebpf
@@ -19,7 +21,7 @@ require_tools sqlite3 dd
 work=$(mktemp -d)
 collector=
 trap 'if [[ -n "$collector" ]]; then kill $collector 2>/dev/null; wait $collector 2>/dev/null || true; fi; rm -rf "$work"' EXIT
-"$exe" collect --source ebpf --db "$work/audit.db" --quiet --coalesce-ms 0 2> "$work/collect.err" &
+"$exe" collect --db "$work/audit.db" --quiet --coalesce-ms 0 2> "$work/collect.err" &  # eBPF: the default
 collector=$!
 for _ in $(seq 100); do grep -q "watching" "$work/collect.err" 2>/dev/null && break; sleep 0.1; done
 if grep -q "built without the eBPF source" "$work/collect.err"; then
@@ -31,6 +33,7 @@ if grep -q "Operation not permitted" "$work/collect.err"; then  # root without C
   exit 77
 fi
 grep -q "watching" "$work/collect.err" || { echo "$me: the collector did not start:"; cat "$work/collect.err"; exit 1; }
+grep -q "with eBPF" "$work/collect.err" || { echo "$me: eBPF is not the default live source:"; cat "$work/collect.err"; exit 1; }
 
 file=$work/data.bin
 dd if=/dev/zero of="$file" bs=64k count=16 status=none

@@ -42,7 +42,7 @@ work=$scratch/work
 mkdir "$work"
 
 fatrace -o "$scratch/fatrace.txt" 2>"$scratch/fatrace.err" & fatrace_pid=$!
-"$etwaudit" collect --db "$scratch/audit.db" --mount "$work" --quiet 2>"$scratch/collect.txt" & collector_pid=$!
+"$etwaudit" collect --source fanotify --db "$scratch/audit.db" --mount "$work" --quiet 2>"$scratch/collect.txt" & collector_pid=$!
 sleep 1.5  # both have set up their marks
 
 workload() {  # one worker: its own files, through several programs

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # etwaudit's main job on a fresh Debian 12 machine: set up, record live file
 # activity for a few seconds while some is generated, then answer questions
-# from the database. Recording needs root (fanotify); without it the events
+# from the database. Recording needs root (eBPF, or fanotify); without it the events
 # come from the bundled sample through the replay source instead.
 #
 #   bash tools/demo.sh [database]      (default: demo.db, replaced each run)
@@ -11,7 +11,7 @@ bash tools/setup.sh
 db=${1:-demo.db}
 rm -f "$db" "$db-wal" "$db-shm"
 if [[ $(id -u) -ne 0 ]]; then
-  echo "demo: not root, so no live recording (fanotify needs root): replaying tools/sample/events.jsonl" >&2
+  echo "demo: not root, so no live recording (eBPF and fanotify need root): replaying tools/sample/events.jsonl" >&2
   set -x
   build/etwaudit collect --source replay:tools/sample/events.jsonl --db "$db"
   build/etwaudit query summary --db "$db"

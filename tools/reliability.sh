@@ -121,7 +121,7 @@ start_feed() {
 start_collector() {
   local name=$1 source=$2
   shift 2
-  [[ $source == live ]] && source= || source="--source=$source"
+  [[ $source == live ]] && source=--source=fanotify || source="--source=$source"
   "$etwaudit" collect $source --db "$scratch/$name.db" --quiet "$@" 2>"$scratch/$name.err" &
   collector_pid=$!
   started_pids+=("$collector_pid")

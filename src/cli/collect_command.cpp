@@ -30,18 +30,24 @@
 namespace etwaudit {
 namespace {
 
-// "fanotify (live, the default), ebpf (live) or ": the live sources for --help.
+// "ebpf (live, the default where it loads), fanotify (live) or ": the live
+// sources for --help.
 std::string live_sources_help() {
   std::string text;
-  for (const std::string& name : live_source_names())
-    text += name + (text.empty() ? " (live, the default), " : " (live), ");
+  const std::vector<std::string> names = live_source_names();
+  for (const std::string& name : names)
+    text += name + (!text.empty()      ? " (live), "
+                    : names.size() > 1 ? " (live, the default where it loads), "
+                                       : " (live, the default), ");
   if (text.size() > 2) text.replace(text.size() - 2, 2, " or ");
   return text;
 }
 
 // The live source's settings as options of collect (group "live source").
 void add_live_source_options(cxxopts::Options& options) {
-  auto group = options.add_options(std::string("live source (") + live_source_name() + ")");
+  std::string names;
+  for (const std::string& name : live_source_names()) names += (names.empty() ? "" : ", ") + name;
+  auto group = options.add_options("live source (" + names + ")");
   for (const LiveSourceSetting& setting : live_source_settings()) {
     if (setting.repeatable)
       group(setting.name, setting.help, cxxopts::value<std::vector<std::string>>());

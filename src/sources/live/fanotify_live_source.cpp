@@ -1,5 +1,8 @@
-// Linux: the live sources are fanotify (the default) and eBPF (when built
-// with it).
+// Linux: the live sources are eBPF (the default where it loads: bytes,
+// offsets, processes named at their exec) and fanotify (the default where it
+// does not, and with --mount).
+
+#include <unistd.h>
 
 #include "core/error.h"
 #include "sources/live/ebpf_source.h"
@@ -9,28 +12,49 @@
 namespace etwaudit {
 
 const char* live_source_name() {
-  return "fanotify";
+  return "ebpf";
 }
 
 std::vector<LiveSourceSetting> live_source_settings() {
-  return {{"mount", "watch the filesystem holding this path; repeatable (default: every local filesystem)", "", true}};
+  return {{"mount",
+           "fanotify: watch the filesystem holding this path; repeatable (default: every local filesystem); "
+           "without --source it picks fanotify",
+           "", true}};
 }
 
 std::vector<std::string> live_source_names() {
-  return {"fanotify", "ebpf"};  // ebpf says so when this build has no eBPF source
+  return {"ebpf", "fanotify"};  // ebpf says so when this build has no eBPF source
 }
 
+namespace {
+
+std::unique_ptr<EventSource> ebpf_source(const LiveSourceRequest& request) {
+  EbpfOptions options;
+  options.own_pid = request.own_pid;
+  auto source = std::make_unique<EbpfSource>(options);
+  request.note("watching every regular file's reads, writes, opens and closes with eBPF");
+  return source;
+}
+
+}  // namespace
+
 std::unique_ptr<EventSource> make_live_source(const LiveSourceRequest& request) {
+  const bool mounts = request.settings.count("mount") > 0;
   if (request.source == "ebpf") {
-    if (request.settings.count("mount"))
+    if (mounts)
       throw UsageError(
           "--mount is fanotify's: --source ebpf records every filesystem (choose paths with "
           "--include-path)");
-    EbpfOptions options;
-    options.own_pid = request.own_pid;
-    auto source = std::make_unique<EbpfSource>(options);
-    request.note("watching every regular file's reads, writes, opens and closes with eBPF");
-    return source;
+    return ebpf_source(request);
+  }
+  // The default: eBPF where it loads, else fanotify, saying why.
+  if (request.source.empty() && !mounts && ::geteuid() == 0) {  // (without root neither loads: fanotify says so)
+    try {
+      return ebpf_source(request);
+    } catch (const Error& e) {
+      const std::string why = e.what();
+      request.note("eBPF is not available here (" + why.substr(0, why.find('\n')) + "): recording with fanotify");
+    }
   }
   FanotifyOptions options;
   if (auto mounts = request.settings.find("mount"); mounts != request.settings.end()) options.mounts = mounts->second;
