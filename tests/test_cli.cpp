@@ -685,8 +685,8 @@ TEST_CASE("live collection on Linux records other processes and never itself or 
   }
   // The database lies inside the watched folder: its own writes must not feed back.
   const std::string db = dir.file("audit.db");
-  pid_t collector = spawn(
-      dir, {"collect", "--db", db, "--mount", dir.path().string(), "--duration", "3s", "--exclude-path", "*.skip"});
+  pid_t collector = spawn(dir, {"collect", "--source", "fanotify", "--db", db, "--mount", dir.path().string(),
+                                "--duration", "3s", "--exclude-path", "*.skip"});
   REQUIRE(wait_until(db, "SELECT count(*) FROM collector_runs", 1));
   std::this_thread::sleep_for(300ms);
   const std::string work = dir.file("work");

@@ -89,4 +89,23 @@ check "mv: a rename under each name, each naming both" "2|2" \
 check "rm: the delete under the whole path, though rm was given a relative name" "1" \
   "$(q "SELECT count(*) FROM v_events WHERE op = 'delete' AND path = '$work/moved.bin' AND process LIKE '%/rm'")"
 check "nothing lost" "0|0" "$(q "SELECT events_lost, events_dropped FROM collector_runs")"
+# --mount: only the filesystems named. A tmpfs of its own (when this root may
+# mount one) is recorded; the disk the rest lies on is not.
+mkdir "$work/tmpfs"
+if mount -t tmpfs -o size=8m etwaudit-check "$work/tmpfs" 2>/dev/null; then
+  "$exe" collect --db "$work/mount.db" --mount "$work/tmpfs" --quiet --coalesce-ms 0 2> "$work/mount.err" &
+  collector=$!
+  for _ in $(seq 100); do grep -q "watching" "$work/mount.err" 2>/dev/null && break; sleep 0.1; done
+  echo in > "$work/tmpfs/in.txt"
+  echo out > "$work/out.txt"
+  sleep 0.5
+  kill -INT $collector
+  wait $collector
+  collector=
+  umount "$work/tmpfs"
+  check "--mount: the filesystem named is recorded, no other" "1|0" \
+    "$(sqlite3 "$work/mount.db" "SELECT count(*) FILTER (WHERE path = '$work/tmpfs/in.txt' AND op = 'write'), count(*) FILTER (WHERE path NOT LIKE '$work/tmpfs/%') FROM v_events")"
+else
+  echo "$me: skipped the --mount check: this root may not mount a tmpfs"
+fi
 [[ $fail -eq 0 ]] && echo "$me: every check held" || { echo "$me: some checks failed"; exit 1; }

@@ -2,6 +2,8 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -97,11 +99,30 @@ EbpfSource::EbpfSource(EbpfOptions options) : m_program(std::make_unique<Program
   m_program->skeleton = file_io::open();
   if (!m_program->skeleton) throw failed("cannot open etwaudit's eBPF program", errno);
   m_program->skeleton->rodata->own_tgid = options.own_pid;
+  // --mount: the filesystems by their device, as the kernel's superblocks
+  // have it (MKDEV: major << 20 | minor).
+  std::vector<std::uint32_t> devices;
+  for (const std::string& path : options.mounts) {
+    struct stat status {};
+    if (::stat(path.c_str(), &status) != 0) throw Error("--mount '" + path + "': " + std::string(std::strerror(errno)));
+    devices.push_back((::major(status.st_dev) << 20) | ::minor(status.st_dev));
+    const std::string device = std::to_string(::major(status.st_dev)) + ":" + std::to_string(::minor(status.st_dev));
+    for (const auto& mount : linux_proc::parse_mountinfo(linux_system::read_file("/proc/self/mountinfo")))
+      if (mount.device == device) m_mount_points.push_back(mount.mount_point);
+    m_watched = (devices.size() == 1 ? "the filesystem of " : m_watched + ", of ") + path + " (" +
+                std::to_string(::major(status.st_dev)) + ":" + std::to_string(::minor(status.st_dev)) + ")";
+  }
+  m_program->skeleton->rodata->filter_devices = !devices.empty();
   if (const int error = file_io::load(m_program->skeleton))
     throw failed(
         "the kernel refused etwaudit's eBPF program (it needs BTF, BPF ring buffers and BTF raw "
         "tracepoints: Linux 5.8 or later)",
         error);
+  const std::uint8_t yes = 1;
+  for (const std::uint32_t device : devices)
+    if (const int error =
+            bpf_map__update_elem(m_program->skeleton->maps.devices, &device, sizeof device, &yes, sizeof yes, BPF_ANY))
+      throw failed("cannot tell etwaudit's eBPF program which filesystems to record", error);
   if (const int error = file_io::attach(m_program->skeleton))
     throw failed("cannot attach etwaudit's eBPF program", error);
   m_program->ring = ring_buffer__new(
@@ -116,6 +137,17 @@ EbpfSource::EbpfSource(EbpfOptions options) : m_program(std::make_unique<Program
 }
 
 EbpfSource::~EbpfSource() = default;
+
+bool EbpfSource::on_watched_mount(const FileEvent& event, const Catalog& catalog) const {
+  // The program checks the filesystem of every file and directory it sees;
+  // a name given whole to unlink or rename has none it could look at.
+  if (m_options.mounts.empty() || (event.op != Op::remove && event.op != Op::rename)) return true;
+  const std::string path = catalog.path(event.path);
+  for (const std::string& point : m_mount_points)
+    if (point == "/" || (path.rfind(point, 0) == 0 && (path.size() == point.size() || path[point.size()] == '/')))
+      return true;
+  return false;
+}
 
 void EbpfSource::stop() noexcept {
   m_stop = true;
@@ -155,6 +187,7 @@ void EbpfSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats&
       break;
     }
     for (const FileEvent& event : m_program->events) {
+      if (!on_watched_mount(event, catalog)) continue;
       stats.received += 1;
       queue.try_push(event);
     }

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sources/event_source.h"
 
@@ -24,7 +25,8 @@ namespace etwaudit {
 bool ebpf_built();
 
 struct EbpfOptions {
-  std::uint32_t own_pid = 0;  // never recorded
+  std::uint32_t own_pid = 0;        // never recorded
+  std::vector<std::string> mounts;  // record only the filesystems holding these paths; empty: every one
 };
 
 class EbpfSource final : public EventSource {
@@ -39,12 +41,19 @@ class EbpfSource final : public EventSource {
   void run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats& stats) override;
   void stop() noexcept override;
   std::string error() const override { return m_error; }
+  // What is recorded, for the note at the start of a run.
+  const std::string& watched() const { return m_watched; }
 
  private:
   struct Program;
+  // With --mount: whether a delete or rename lies on a filesystem recorded.
+  bool on_watched_mount(const FileEvent& event, const Catalog& catalog) const;
+
   std::unique_ptr<Program> m_program;
   EbpfOptions m_options;
   std::atomic<bool> m_stop{false};
+  std::string m_watched = "every filesystem that holds files";
+  std::vector<std::string> m_mount_points;  // --mount: where the filesystems recorded are mounted
   std::string m_error;
 };
 

@@ -17,8 +17,8 @@ const char* live_source_name() {
 
 std::vector<LiveSourceSetting> live_source_settings() {
   return {{"mount",
-           "fanotify: watch the filesystem holding this path; repeatable (default: every local filesystem); "
-           "without --source it picks fanotify",
+           "watch only the filesystem holding this path; repeatable (default: eBPF every filesystem that holds "
+           "files, fanotify every local one)",
            "", true}};
 }
 
@@ -31,24 +31,18 @@ namespace {
 std::unique_ptr<EventSource> ebpf_source(const LiveSourceRequest& request) {
   EbpfOptions options;
   options.own_pid = request.own_pid;
+  if (auto mounts = request.settings.find("mount"); mounts != request.settings.end()) options.mounts = mounts->second;
   auto source = std::make_unique<EbpfSource>(options);
-  request.note("watching every regular file's reads, writes, opens and closes with eBPF");
+  request.note("watching " + source->watched() + " with eBPF (reads and writes with their bytes and offsets)");
   return source;
 }
 
 }  // namespace
 
 std::unique_ptr<EventSource> make_live_source(const LiveSourceRequest& request) {
-  const bool mounts = request.settings.count("mount") > 0;
-  if (request.source == "ebpf") {
-    if (mounts)
-      throw UsageError(
-          "--mount is fanotify's: --source ebpf records every filesystem (choose paths with "
-          "--include-path)");
-    return ebpf_source(request);
-  }
+  if (request.source == "ebpf") return ebpf_source(request);
   // The default: eBPF where it loads, else fanotify, saying why.
-  if (request.source.empty() && !mounts && ::geteuid() == 0) {  // (without root neither loads: fanotify says so)
+  if (request.source.empty() && ::geteuid() == 0) {  // (without root neither loads: fanotify says so)
     try {
       return ebpf_source(request);
     } catch (const Error& e) {

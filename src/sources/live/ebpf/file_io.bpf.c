@@ -31,6 +31,7 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u32 own_tgid = 0;
+const volatile bool filter_devices = false; /* record only the filesystems in `devices` (--mount) */
 
 /* x86-64 syscall numbers */
 #define NR_read 0
@@ -84,6 +85,14 @@ struct {
 } lost SEC(".maps");
 
 /* A file syscall between its entry and its exit, per thread. */
+/* The filesystems to record (their superblocks' s_dev), when filter_devices. */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 256);
+  __type(key, __u32);
+  __type(value, __u8);
+} devices SEC(".maps");
+
 /* One descriptor of a call (a copy's: the one read, then the one written). */
 struct side {
   struct file* file; /* the descriptor's file at entry; NULL: not a file recorded */
@@ -189,12 +198,20 @@ static __always_inline bool pseudo(unsigned long magic) {
   return false;
 }
 
-/* A regular file on a filesystem that holds files. */
+/* A filesystem to record: one that holds files, and one of --mount's. */
+static __always_inline bool watched(struct super_block* sb) {
+  if (pseudo(BPF_CORE_READ(sb, s_magic))) return false;
+  if (!filter_devices) return true;
+  __u32 dev = BPF_CORE_READ(sb, s_dev);
+  return bpf_map_lookup_elem(&devices, &dev) != NULL;
+}
+
+/* A regular file on a filesystem to record. */
 static __always_inline bool wanted(struct file* file) {
   if (!file) return false;
   struct inode* inode = BPF_CORE_READ(file, f_inode);
   if ((BPF_CORE_READ(inode, i_mode) & S_IFMT) != S_IFREG) return false;
-  return !pseudo(BPF_CORE_READ(inode, i_sb, s_magic));
+  return watched(BPF_CORE_READ(inode, i_sb));
 }
 
 /* Walking a path up, from its file to the root, across mounts. */
@@ -304,7 +321,7 @@ static __always_inline __u32 path_at(struct scratch* scratch, __u32 area, __s64 
     if (!file) return 0;
     bpf_probe_read_kernel(&where, sizeof where, __builtin_preserve_access_index(&file->f_path));
   }
-  if (pseudo(BPF_CORE_READ(where.dentry, d_sb, s_magic))) return 0;
+  if (!watched(BPF_CORE_READ(where.dentry, d_sb))) return 0;
   __u32 length = walk_path(scratch, area, &where) & (ETWAUDIT_PATH_MAX - 1);
   path[length] = '/';
   length = (length + 1) & (ETWAUDIT_PATH_MAX - 1);
