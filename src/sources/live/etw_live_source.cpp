@@ -217,10 +217,6 @@ std::string EtwLiveSource::error() const {
 
 // The live-source hooks of sources/live/live_source.h.
 
-const char* live_source_name() {
-  return "etw";
-}
-
 std::vector<std::string> live_source_names() {
   return {"etw"};
 }

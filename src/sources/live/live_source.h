@@ -1,8 +1,8 @@
 #pragma once
 // The live sources of the platform etwaudit runs on: ETW on Windows
-// (sources/live/etw_*), fanotify and eBPF on Linux (sources/live/fanotify_*,
-// sources/live/ebpf_*). Each
-// platform compiles exactly one implementation of these functions; others get
+// (sources/live/etw_*), eBPF and fanotify on Linux (linux_live_source.cpp
+// picks one of sources/live/ebpf_* and fanotify_*). Each platform compiles
+// exactly one implementation of these functions; others get
 // none_live_source.cpp, which says that no live source exists there.
 //
 // `etwaudit collect` without --source calls them: it offers the platform's
@@ -41,12 +41,10 @@ struct LiveSourceRequest {
   std::function<void(const std::string&)> note = [](const std::string&) {};
 };
 
-// The default live source: "etw", "fanotify", or "" when this platform has
-// none.
-const char* live_source_name();
-// Every live source of the platform, the default first ({"fanotify",
-// "ebpf"} on Linux; a build without the eBPF source says so when asked for
-// it); --source NAME picks one.
+// Every live source of the platform, the default first ({"etw"} on
+// Windows; {"ebpf", "fanotify"} on Linux, eBPF where it loads and fanotify
+// otherwise, a build without the eBPF source saying so when asked for it;
+// none elsewhere); --source NAME picks one.
 std::vector<std::string> live_source_names();
 // The settings of the platform's live source.
 std::vector<LiveSourceSetting> live_source_settings();

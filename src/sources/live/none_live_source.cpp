@@ -5,10 +5,6 @@
 
 namespace etwaudit {
 
-const char* live_source_name() {
-  return "";
-}
-
 std::vector<std::string> live_source_names() {
   return {};
 }

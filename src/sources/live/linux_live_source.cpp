@@ -11,10 +11,6 @@
 
 namespace etwaudit {
 
-const char* live_source_name() {
-  return "ebpf";
-}
-
 std::vector<LiveSourceSetting> live_source_settings() {
   return {{"mount",
            "watch only the filesystem holding this path; repeatable (default: eBPF every filesystem that holds "
