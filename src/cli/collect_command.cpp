@@ -202,10 +202,8 @@ CollectRequest parse_collect(const cxxopts::ParseResult& args) {
     ShipRequest ship;
     ship.db_path = request.db_path;
     ship.target = parse_clickhouse_url(args["ship"].as<std::string>());
-    auto optional_text = [&](const char* name) {
-      return args.count(name) ? std::optional(args[name].as<std::string>()) : std::nullopt;
-    };
-    ship.login = clickhouse_credentials(optional_text("ship-credentials-file"), optional_text("ship-ca-file"));
+    ship.login = clickhouse_credentials(optional_argument(args, "ship-credentials-file"),
+                                        optional_argument(args, "ship-ca-file"));
     ship.name = clickhouse_destination_name(ship.target);
     ship.follow = true;
     ship.interval = interval_argument(args, "ship-interval");

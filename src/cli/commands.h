@@ -38,6 +38,8 @@ std::vector<std::string> values_as_given(const cxxopts::ParseResult& args, const
 RetentionPolicy retention_arguments(const cxxopts::ParseResult& args, const char* keep_option);
 // --forget NAME of ship and export: lets the destination go (store/destinations.h).
 int forget_destination_command(const char* command, const cxxopts::ParseResult& args);
+// A text option's value, or nullopt when it was not given.
+std::optional<std::string> optional_argument(const cxxopts::ParseResult& args, const char* option);
 // A positive duration option (1s, 500ms, 2m) as milliseconds; throws UsageError.
 std::chrono::milliseconds interval_argument(const cxxopts::ParseResult& args, const char* option);
 // The filters of query and report (--since, --until, --process, --path,

@@ -45,6 +45,10 @@ int forget_destination_command(const char* command, const cxxopts::ParseResult& 
   return 0;
 }
 
+std::optional<std::string> optional_argument(const cxxopts::ParseResult& args, const char* option) {
+  return args.count(option) ? std::optional(args[option].as<std::string>()) : std::nullopt;
+}
+
 std::chrono::milliseconds interval_argument(const cxxopts::ParseResult& args, const char* option) {
   const std::string text = args[option].as<std::string>();
   const auto interval = parse_duration(text);

@@ -55,9 +55,8 @@ int ship_command(int argc, const char* const* argv) {
     return 0;
   }
   request.db_path = args["db"].as<std::string>();
-  request.login = clickhouse_credentials(
-      args.count("credentials-file") ? std::optional(args["credentials-file"].as<std::string>()) : std::nullopt,
-      args.count("ca-file") ? std::optional(args["ca-file"].as<std::string>()) : std::nullopt);
+  request.login =
+      clickhouse_credentials(optional_argument(args, "credentials-file"), optional_argument(args, "ca-file"));
   request.batch = args["batch"].as<std::size_t>();
   if (request.batch == 0) throw UsageError("--batch must be at least 1");
   request.follow = args.count("follow") > 0;
