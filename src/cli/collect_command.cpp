@@ -3,13 +3,11 @@
 #include <SQLiteCpp/Statement.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <thread>
 
 #include "cli/commands.h"
 #include "cli/shipping.h"
@@ -295,33 +293,18 @@ int run_collect(CollectRequest& request) {
   collection.on_warning = [&](const std::string& warning) {
     std::cerr << (show_status ? "\r\033[K" : "") << "etwaudit collect: warning: " << warning << std::endl;
   };
-  // --ship: a thread of its own sends what the writer commits, on its own
-  // connection, and what is left once collecting ends. It yields the CPU to
-  // the collection when both want it: a source that is not read fast enough
-  // loses events (ETW's buffers, fanotify's queue), while unsent events only
-  // wait in the database.
-  std::atomic<bool> collecting{true};
-  std::optional<ShipResult> shipped;
-  std::string ship_error;
-  std::thread shipper;
-  if (request.ship) {
-    shipper = std::thread([&] {
-      lower_this_thread_priority();
-      try {
-        shipped = ship_events(
-            *request.ship, [&] { return !collecting.load(); },
-            [&](const std::string& line) { collection.on_warning("shipping: " + line); });
-      } catch (const std::exception& e) {
-        ship_error = e.what();
-        collection.on_warning("shipping stopped: " + ship_error + " (the events stay in the database)");
-      }
-    });
-  }
+  // --ship: a thread of its own sends what the writer commits (ShipperThread).
+  std::optional<ShipperThread> shipper;
+  if (request.ship)
+    shipper.emplace(
+        *request.ship, [&](const std::string& line) { collection.on_warning("shipping: " + line); },
+        [&](const std::string& error) {
+          collection.on_warning("shipping stopped: " + error + " (the events stay in the database)");
+        });
   const auto started = std::chrono::steady_clock::now();
   CollectionResult result = run_collection(source, catalog, writer, stats, collection);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  collecting = false;
-  if (shipper.joinable()) shipper.join();
+  const ShipResult* shipped = shipper && shipper->finish() ? &*shipper->finish() : nullptr;
   if (show_status) std::cerr << "\r\033[K";
 
   print_summary(database.db(), writer.run_id(), source.description(), db_path, stats, result, seconds);

@@ -266,4 +266,26 @@ ShipResult ship_events(const ShipRequest& request, const std::function<bool()>& 
   return result;
 }
 
+ShipperThread::ShipperThread(ShipRequest request, std::function<void(const std::string&)> note,
+                             std::function<void(const std::string&)> failed)
+    : m_thread([this, request = std::move(request), note = std::move(note), failed = std::move(failed)] {
+        lower_this_thread_priority();
+        try {
+          m_result = ship_events(
+              request, [this] { return !m_collecting.load(); }, note);
+        } catch (const std::exception& e) {
+          failed(e.what());
+        }
+      }) {}
+
+ShipperThread::~ShipperThread() {
+  finish();
+}
+
+const std::optional<ShipResult>& ShipperThread::finish() {
+  m_collecting = false;
+  if (m_thread.joinable()) m_thread.join();
+  return m_result;
+}
+
 }  // namespace etwaudit

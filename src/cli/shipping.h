@@ -10,12 +10,14 @@
 // any other is retried when following, after a wait that doubles up to a
 // minute with some jitter.
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "platform/http.h"
 
@@ -72,5 +74,29 @@ struct ShipResult {
 // and, not following, on any error; note gets each retry's reason.
 ShipResult ship_events(const ShipRequest& request, const std::function<bool()>& stop,
                        const std::function<void(const std::string&)>& note);
+
+// Shipping beside a collection, as collect --ship runs it: a thread of its
+// own, on its own connection, at a lower priority than the collection (a
+// source read too slowly loses events; unsent events only wait in the
+// database), following until finish() and then sending what is left.
+class ShipperThread {
+ public:
+  // note: each retry's reason; failed: the error that stopped shipping
+  // (the events stay in the database). Both on the shipping thread.
+  ShipperThread(ShipRequest request, std::function<void(const std::string&)> note,
+                std::function<void(const std::string&)> failed);
+  ~ShipperThread();
+  ShipperThread(const ShipperThread&) = delete;
+  ShipperThread& operator=(const ShipperThread&) = delete;
+
+  // Collecting has ended: ships what is left and returns what was shipped,
+  // or nullopt when an error stopped it.
+  const std::optional<ShipResult>& finish();
+
+ private:
+  std::atomic<bool> m_collecting{true};
+  std::optional<ShipResult> m_result;
+  std::thread m_thread;
+};
 
 }  // namespace etwaudit

@@ -53,7 +53,6 @@
 #include "core/time_format.h"
 #include "decoder_bench.h"
 #include "pipeline/collection.h"
-#include "platform/platform.h"
 #include "query/filters.h"
 #include "query/report.h"
 #include "sources/etl/etl_reader.h"
@@ -255,30 +254,20 @@ PhaseResult pipeline(const std::string& path, const bench::StreamShape& shape, s
       }
     };
     // (g): the shipper's thread, as collect --ship starts it.
-    std::atomic<bool> collecting{true};
-    std::optional<etwaudit::ShipResult> shipped;
+    std::optional<etwaudit::ShipperThread> shipper;
     std::string ship_error;
-    std::thread shipper;
     if (setup.ship) {
       etwaudit::open_destination(database.db(), setup.ship->name);
-      shipper = std::thread([&] {
-        etwaudit::lower_this_thread_priority();
-        try {
-          shipped = etwaudit::ship_events(
-              *setup.ship, [&] { return !collecting.load(); }, [](const std::string&) {});
-        } catch (const std::exception& e) {
-          ship_error = e.what();
-        }
-      });
+      shipper.emplace(
+          *setup.ship, [](const std::string&) {}, [&](const std::string& error) { ship_error = error; });
     }
     auto outcome = etwaudit::run_collection(source, catalog, writer, stats, options);
     // The run is over with its record closed; counting the rows and the
     // last checkpoint at close are left out, as for (a).
     result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
     result.cpu = cpu_seconds() - cpu_started;
-    if (shipper.joinable()) {
-      collecting = false;
-      shipper.join();
+    if (shipper) {
+      const std::optional<etwaudit::ShipResult>& shipped = shipper->finish();
       result.ship_seconds = std::chrono::duration<double>(Clock::now() - started).count();
       result.ship_cpu = cpu_seconds() - cpu_started;
       if (!shipped) throw std::runtime_error("shipping failed: " + ship_error);
