@@ -102,15 +102,17 @@ EbpfSource::EbpfSource(EbpfOptions options) : m_program(std::make_unique<Program
   // --mount: the filesystems by their device, as the kernel's superblocks
   // have it (MKDEV: major << 20 | minor).
   std::vector<std::uint32_t> devices;
+  const auto mounts = options.mounts.empty()
+                          ? std::vector<linux_proc::Mount>()
+                          : linux_proc::parse_mountinfo(linux_system::read_file("/proc/self/mountinfo"));
   for (const std::string& path : options.mounts) {
     struct stat status {};
     if (::stat(path.c_str(), &status) != 0) throw Error("--mount '" + path + "': " + std::string(std::strerror(errno)));
     devices.push_back((::major(status.st_dev) << 20) | ::minor(status.st_dev));
     const std::string device = std::to_string(::major(status.st_dev)) + ":" + std::to_string(::minor(status.st_dev));
-    for (const auto& mount : linux_proc::parse_mountinfo(linux_system::read_file("/proc/self/mountinfo")))
+    for (const auto& mount : mounts)
       if (mount.device == device) m_mount_points.push_back(mount.mount_point);
-    m_watched = (devices.size() == 1 ? "the filesystem of " : m_watched + ", of ") + path + " (" +
-                std::to_string(::major(status.st_dev)) + ":" + std::to_string(::minor(status.st_dev)) + ")";
+    m_watched = (devices.size() == 1 ? "the filesystem of " : m_watched + ", of ") + path + " (" + device + ")";
   }
   m_program->skeleton->rodata->filter_devices = !devices.empty();
   if (const int error = file_io::load(m_program->skeleton))
@@ -162,12 +164,8 @@ void EbpfSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats&
     return std::string(linux_proc::without_deleted_suffix(
         linux_system::read_link("/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd)), true));
   };
-  std::unordered_map<std::uint32_t, std::string> user_names;
-  host.user_name = [&](std::uint32_t uid) {
-    auto found = user_names.find(uid);
-    if (found == user_names.end()) found = user_names.emplace(uid, linux_system::user_name(uid)).first;
-    return found->second;
-  };
+  linux_system::UserNames user_names;
+  host.user_name = [&](std::uint32_t uid) { return user_names(uid); };
   EbpfDecoder decoder(catalog, boot_epoch, host);
   m_program->decoder = &decoder;
   m_program->stats = &stats;

@@ -547,7 +547,7 @@ std::uint32_t FanotifySource::describe(std::uint32_t pid, const std::string& sta
         m_boot_ns ? m_boot_ns + static_cast<std::int64_t>(*start_ticks) * ns_per_second / m_ticks_per_second : 0;
     info.parent_pid = linux_proc::stat_parent_pid(stat).value_or(0);
     info.uid = linux_proc::status_real_uid(read_file(proc + "/status"));
-    if (info.uid) info.user = user_name(*info.uid);
+    if (info.uid) info.user = m_user_names(*info.uid);
     exe = std::string(linux_proc::without_deleted_suffix(read_link(proc + "/exe"), true));
     // The command line is the program's once the exec has taken effect (the
     // exe is then the program, or for a script its interpreter).
@@ -595,14 +595,6 @@ void FanotifySource::learn_command_line(std::uint32_t pid, ProcessEntry& entry, 
   if (!entry.stale_command_line.empty() && command_line == entry.stale_command_line) return;
   entry.awaits_command_line = false;
   m_catalog->learn_command_line(entry.id, command_line);
-}
-
-std::string FanotifySource::user_name(std::uint32_t uid) {
-  auto found = m_user_names.find(uid);
-  if (found != m_user_names.end()) return found->second;
-  std::string name = linux_system::user_name(uid);
-  m_user_names.emplace(uid, name);
-  return name;
 }
 
 }  // namespace etwaudit

@@ -60,6 +60,7 @@
 #include "platform/unique_fd.h"
 #include "sources/event_source.h"
 #include "sources/live/causal_order.h"
+#include "sources/live/linux_system.h"
 
 struct fanotify_event_info_header;
 
@@ -153,7 +154,6 @@ class FanotifySource final : public EventSource {
   std::uint32_t describe(std::uint32_t pid, const std::string& stat, std::optional<std::uint64_t> start_ticks,
                          std::string image, std::uint64_t buffer, std::int64_t now, bool script,
                          const std::string& stale_command_line = {}, bool same_program_before = false);
-  std::string user_name(std::uint32_t uid);
   // For a process whose exec had not taken effect when it was described: its
   // command line, once /proc shows the program, given to the catalog.
   void learn_command_line(std::uint32_t pid, ProcessEntry& entry, std::uint64_t buffer);
@@ -174,8 +174,8 @@ class FanotifySource final : public EventSource {
   std::vector<std::string> m_watched;
   std::vector<std::string> m_limitations;
   std::unordered_map<std::uint32_t, ProcessEntry> m_processes;
-  std::unordered_map<std::uint32_t, std::string> m_user_names;  // uid -> name (or the number)
-  std::int64_t m_boot_ns = 0;                                   // boot time, ns since epoch
+  linux_system::UserNames m_user_names;
+  std::int64_t m_boot_ns = 0;  // boot time, ns since epoch
   long m_ticks_per_second = 100;
   std::atomic<std::uint64_t> m_overflows{0};
   std::uint64_t m_buffers = 0;           // buffers of events read

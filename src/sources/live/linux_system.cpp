@@ -34,6 +34,12 @@ std::string user_name(std::uint32_t uid) {
                                                                                   : std::to_string(uid);
 }
 
+const std::string& UserNames::operator()(std::uint32_t uid) {
+  auto found = m_names.find(uid);
+  if (found == m_names.end()) found = m_names.emplace(uid, user_name(uid)).first;
+  return found->second;
+}
+
 std::string kernel_release() {
   struct utsname name {};
   return ::uname(&name) == 0 ? name.release : "unknown";

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 
 namespace etwaudit::linux_system {
 
@@ -13,6 +14,14 @@ std::string read_file(const std::string& path);
 std::string read_link(const std::string& path);
 // The name of a user id, or the number when it has none.
 std::string user_name(std::uint32_t uid);
+// user_name, each uid looked up once.
+class UserNames {
+ public:
+  const std::string& operator()(std::uint32_t uid);
+
+ private:
+  std::unordered_map<std::uint32_t, std::string> m_names;
+};
 // uname's release ("6.1.0-18-amd64").
 std::string kernel_release();
 // "CALL failed: the error's text".
