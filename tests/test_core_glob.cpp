@@ -1,4 +1,6 @@
 #include <catch2/catch.hpp>
+#include <optional>
+#include <string>
 
 #include "core/glob.h"
 
@@ -48,4 +50,21 @@ TEST_CASE("malformed patterns are refused with a reason", "[glob]") {
   CHECK(error == "'[' at position 5 is never closed with ']'");
   CHECK_FALSE(PathGlob::compile("", error));
   CHECK(error == "the pattern is empty");
+}
+
+TEST_CASE("a POSIX path and a last star is a prefix a kernel filter can compare", "[glob]") {
+  auto prefix = [](const char* pattern) { return etwaudit::glob_argument("--exclude-path", pattern).literal_prefix(); };
+  CHECK(prefix("/var/log/*") == std::optional<std::string>("/var/log/"));
+  CHECK(prefix("/tmp/cache*") == std::optional<std::string>("/tmp/cache"));
+  CHECK_FALSE(prefix("/var/log/*.gz"));  // a star inside
+  CHECK_FALSE(prefix("/var/*/x*"));
+  CHECK_FALSE(prefix("/tmp/[ab]*"));
+  CHECK_FALSE(prefix("/tmp/?*"));
+  CHECK_FALSE(prefix("*.tmp"));            // a file name, wherever it is
+  CHECK_FALSE(prefix("/var/log/syslog"));  // no star: one path
+  CHECK_FALSE(prefix("C:\\Windows\\*"));   // Windows paths ignore case
+  // What the prefix says agrees with the glob.
+  const PathGlob logs = etwaudit::glob_argument("--exclude-path", "/var/log/*");
+  for (const char* path : {"/var/log/syslog", "/var/log/", "/var/logs/x", "/var/lo", "/VAR/log/x"})
+    CHECK(logs.matches(path) == (std::string_view(path).rfind("/var/log/", 0) == 0));
 }

@@ -69,6 +69,7 @@ std::vector<char> fork_record(std::uint32_t child, std::uint64_t time, std::uint
 struct Decoding {
   Catalog catalog;
   std::vector<std::uint32_t> asked_processes;
+  std::vector<std::string> named;  // "ino open_seq path", as the path filters' verdicts are told
   EbpfDecoder decoder{catalog, boot_epoch, host()};
   std::vector<FileEvent> events;
 
@@ -86,6 +87,9 @@ struct Decoding {
       return (pid == 300 || pid == 301) && fd == 1 ? std::string("/var/log/old.log") : std::string();
     };
     host.user_name = [](std::uint32_t uid) { return uid == 1000 ? std::string("ada") : std::to_string(uid); };
+    host.file_named = [this](std::uint64_t, std::uint64_t ino, std::uint64_t open_seq, std::uint32_t path) {
+      named.push_back(std::to_string(ino) + " " + std::to_string(open_seq) + " " + catalog.path(path));
+    };
     return host;
   }
   bool decode(const std::vector<char>& bytes) { return decoder.decode(bytes.data(), bytes.size(), events); }
@@ -149,6 +153,7 @@ TEST_CASE("eBPF records: a fork runs its parent's program; what predates the col
   CHECK(d.path_of(d.events[0]) == "/var/log/old.log");
   CHECK(d.path_of(d.events[1]) == "/var/log/old.log");
   CHECK(d.path_of(d.events[2]) == "<device 8:1 inode 56>");
+  CHECK(d.named == std::vector<std::string>{"55 0 /var/log/old.log"});  // from /proc: "open 0"
 }
 
 TEST_CASE("eBPF records: bytes that are not a whole record are bad input", "[ebpf][decoder]") {
@@ -189,6 +194,7 @@ TEST_CASE("eBPF records: a create, a rename under both names, a delete; the file
   REQUIRE(d.decode(exec_record(400, 100, 1, "/usr/bin/editor", std::string("editor\0notes\0", 13))));
   auto open = file_record(ETWAUDIT_RECORD_OPEN, 400, 200, 3, -1, 0, 88, "/home/ada/.notes.swp");
   reinterpret_cast<etwaudit_file_record*>(open.data())->created = 1;
+  reinterpret_cast<etwaudit_file_record*>(open.data())->open_seq = 12;
   REQUIRE(d.decode(open));
   REQUIRE(d.decode(names_record(ETWAUDIT_RECORD_RENAME, 400, 300, "/home/ada/.notes.swp", "/home/ada/notes")));
   REQUIRE(d.decode(file_record(ETWAUDIT_RECORD_WRITE, 400, 400, 3, 0, 5, 88)));
@@ -207,6 +213,8 @@ TEST_CASE("eBPF records: a create, a rename under both names, a delete; the file
   CHECK(d.path_of(d.events[4]) == "/home/ada/notes");  // written after the rename: its new name
   CHECK(d.events[5].op == Op::remove);
   CHECK(d.path_of(d.events[5]) == "/home/ada/notes~");
+  // The path filters are told each name the file had, with its open.
+  CHECK(d.named == std::vector<std::string>{"88 12 /home/ada/.notes.swp", "88 12 /home/ada/notes"});
   // A rename record without room for its second name is bad input.
   auto cut = names_record(ETWAUDIT_RECORD_RENAME, 400, 600, "/a", "/b");
   CHECK_FALSE(d.decoder.decode(cut.data(), ETWAUDIT_RECORD_SECOND, d.events));

@@ -3,7 +3,9 @@
 # (one read system call per block, its write to /dev/null left out in the
 # kernel), first with no collector, then with `collect --source ebpf`
 # recording it. Prints the time each read took more while recorded, the
-# collector's CPU per event, the events per second it took and what it lost.
+# collector's CPU per event, the events per second it took and what it lost;
+# then the time each read takes more when --exclude-path leaves the file out
+# (in the kernel, at its open).
 #
 #   sudo bash tools/bench-ebpf.sh ETWAUDIT [BLOCKS]   (default 400000)
 set -euo pipefail
@@ -50,9 +52,19 @@ q() { sqlite3 "$work/audit.db" "$1"; }
 reads=$(q "SELECT count(*) FROM v_events WHERE path = '$work/data.bin' AND op = 'read'")
 events=$(q "SELECT events_received FROM collector_runs")
 lost=$(q "SELECT events_lost + events_dropped FROM collector_runs")
-python3 - "$bare" "$traced" "$blocks" "$reads" "$events" "$cpu_before" "$cpu_after" "$lost" <<'PY'
+"$exe" collect --source ebpf --db "$work/filtered.db" --exclude-path "$work/*" --quiet --coalesce-ms 0 \
+  2> "$work/filtered.err" &
+collector=$!
+for _ in $(seq 100); do grep -q "watching" "$work/filtered.err" 2>/dev/null && break; sleep 0.1; done
+sleep 0.5
+left_out=$(read_time)
+kill -INT $collector
+wait $collector
+collector=
+excluded=$(sqlite3 "$work/filtered.db" "SELECT events_excluded FROM collector_runs")
+python3 - "$bare" "$traced" "$blocks" "$reads" "$events" "$cpu_before" "$cpu_after" "$lost" "$left_out" "$excluded" <<'PY'
 import sys
-bare, traced, blocks, reads, events, cpu0, cpu1, lost = sys.argv[1:]
+bare, traced, blocks, reads, events, cpu0, cpu1, lost, left_out, excluded = sys.argv[1:]
 bare, traced, cpu = float(bare), float(traced), float(cpu1) - float(cpu0)
 syscalls = 2 * int(blocks) + 20  # a read and a write per block
 print(f"dd, {blocks} blocks of 512 bytes: {bare:.2f} s alone, {traced:.2f} s recorded (best of 3 each)")
@@ -61,4 +73,6 @@ print(f"added per system call of dd (its reads and its writes to /dev/null): "
 print(f"recorded: {reads} reads of the file ({3 * int(blocks)} made in 3 runs), {events} events in all, "
       f"{int(events) / traced / 3:.0f} events/s while dd ran")
 print(f"collector CPU: {cpu:.2f} s, {cpu / max(int(events), 1) * 1e6:.2f} us per event; lost or dropped: {lost}")
+print(f"the file left out by --exclude-path: {float(left_out):.2f} s, added per read "
+      f"{(float(left_out) - bare) / int(blocks) * 1e6:.2f} us; {excluded} events reached the collector to be excluded")
 PY

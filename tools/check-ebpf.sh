@@ -5,7 +5,8 @@
 # it to another file (sendfile), mv renames the copy and rm deletes it by a
 # relative name. The database must hold exactly those transfers (bytes,
 # offsets), creates, renames and deletes, each named by its program and
-# command line, and nothing lost.
+# command line, and nothing lost. Then the filters the kernel applies:
+# --exclude-path, --ops, --mount.
 #
 #   sudo bash tools/check-ebpf.sh ETWAUDIT
 #
@@ -89,6 +90,45 @@ check "mv: a rename under each name, each naming both" "2|2" \
 check "rm: the delete under the whole path, though rm was given a relative name" "1" \
   "$(q "SELECT count(*) FROM v_events WHERE op = 'delete' AND path = '$work/moved.bin' AND process LIKE '%/rm'")"
 check "nothing lost" "0|0" "$(q "SELECT events_lost, events_dropped FROM collector_runs")"
+# Path filters and --ops in the kernel: the reads and writes of a file left
+# out never reach the collector (only its opens do: they carry the name),
+# nor do the operations --ops did not pick. A file renamed out of the names
+# left out is recorded from its rename on, through the descriptor it had.
+mkdir "$work/skip"
+"$exe" collect --db "$work/filter.db" --exclude-path "$work/skip/*" --exclude-path "*.later" --ops open,create,write,rename,delete \
+  --quiet --coalesce-ms 0 2> "$work/filter.err" &
+collector=$!
+for _ in $(seq 100); do grep -q "watching" "$work/filter.err" 2>/dev/null && break; sleep 0.1; done
+dd if=/dev/zero of="$work/skip/big.bin" bs=4k count=2000 status=none
+dd if="$work/skip/big.bin" of=/dev/null bs=4k status=none
+dd if=/dev/zero of="$work/kept.bin" bs=4k count=16 status=none
+dd if="$work/kept.bin" of=/dev/null bs=4k status=none
+# A glob the kernel cannot compare: the collector's verdict, once it has read the open.
+python3 -c 'import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o600)
+os.write(fd, b"first")
+time.sleep(0.3)
+for _ in range(2000): os.write(fd, b"x")' "$work/file.later"
+python3 -c 'import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o600)
+for _ in range(3): os.write(fd, b"left out ")
+os.rename(sys.argv[1], sys.argv[2])
+time.sleep(0.2)
+for _ in range(2): os.write(fd, b"kept ")
+os.close(fd)' "$work/skip/moved.txt" "$work/moved.txt"
+sleep 1
+kill -INT $collector
+wait $collector
+collector=
+qf() { sqlite3 "$work/filter.db" "$1"; }
+check "--exclude-path: nothing of the files left out is stored" "0" \
+  "$(qf "SELECT count(*) FROM v_events WHERE (path LIKE '$work/skip/%' AND op != 'rename') OR path LIKE '%.later'")"
+check "...the file kept: dd's 16 writes of 4 KiB, and no reads (--ops)" "16|65536|0" \
+  "$(qf "SELECT count(*) FILTER (WHERE op = 'write'), sum(size) FILTER (WHERE op = 'write'), count(*) FILTER (WHERE op = 'read') FROM v_events WHERE path = '$work/kept.bin'")"
+check "...the kernel left out 4,000 writes and 4,000 reads: under 20 reached the collector to be excluded" "yes" \
+  "$(qf "SELECT CASE WHEN events_excluded < 20 THEN 'yes' ELSE 'no: ' || events_excluded || ' excluded' END FROM collector_runs")"
+check "...a file renamed out of the names left out: its writes from then on" "2|10" \
+  "$(qf "SELECT count(*), sum(size) FROM v_events WHERE path = '$work/moved.txt' AND op = 'write'")"
 # --mount: only the filesystems named. A tmpfs of its own (when this root may
 # mount one) is recorded; the disk the rest lies on is not.
 mkdir "$work/tmpfs"

@@ -100,6 +100,24 @@ RecordFilter record_filter(const cxxopts::ParseResult& args) {
   return filter;
 }
 
+// The path filters as a live source may apply them (the eBPF source: in the kernel).
+SourcePathFilter source_path_filter(const RecordFilter& filter) {
+  SourcePathFilter paths;
+  if (filter.include_paths.empty() && filter.exclude_paths.empty()) return paths;
+  paths.keeps = [filter](const std::string& path) { return filter.keeps_path(path); };
+  for (const PathGlob& glob : filter.include_paths) {
+    const auto prefix = glob.literal_prefix();
+    if (!prefix) {
+      paths.include_prefixes.clear();  // the kernel cannot tell what is included
+      break;
+    }
+    paths.include_prefixes.push_back(*prefix);
+  }
+  for (const PathGlob& glob : filter.exclude_paths)
+    if (const auto prefix = glob.literal_prefix()) paths.exclude_prefixes.push_back(*prefix);
+  return paths;
+}
+
 std::uint64_t database_bytes(const std::string& path) {
   std::uint64_t total = 0;
   std::error_code error;
@@ -213,6 +231,7 @@ CollectRequest parse_collect(const cxxopts::ParseResult& args) {
   live.database_path = request.db_path;
   live.own_pid = current_pid();
   live.ops = request.filter.ops;
+  live.paths = source_path_filter(request.filter);
   request.source = make_source(args, std::move(live));
   return request;
 }

@@ -130,6 +130,14 @@ bool PathGlob::matches(std::string_view path) const {
   return wildcard_match(m_pattern, subject, ignore_case);
 }
 
+std::optional<std::string> PathGlob::literal_prefix() const {
+  if (!m_whole_path || m_pattern.front() != '/' || m_pattern.back() != '*' || is_windows_path(m_pattern))
+    return std::nullopt;
+  std::string literal = m_pattern.substr(0, m_pattern.size() - 1);
+  if (literal.find_first_of("*?[") != std::string::npos) return std::nullopt;
+  return literal;
+}
+
 PathGlob glob_argument(const std::string& option, const std::string& pattern) {
   std::string why;
   auto glob = PathGlob::compile(pattern, why);

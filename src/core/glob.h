@@ -25,6 +25,11 @@ class PathGlob {
 
   bool matches(std::string_view path) const;
   const std::string& pattern() const { return m_pattern; }
+  // For a POSIX pattern that is a literal path and a last '*' ("/var/log/*"):
+  // the literal, which every path it matches begins with (byte for byte,
+  // but for the names with a backslash, which are matched without regard to
+  // case). nullopt for any other pattern.
+  std::optional<std::string> literal_prefix() const;
 
  private:
   explicit PathGlob(std::string pattern, bool whole_path) : m_pattern(std::move(pattern)), m_whole_path(whole_path) {}

@@ -46,19 +46,20 @@ const EbpfDecoder::Process& EbpfDecoder::process(std::uint32_t pid) {
   return describe(m_host.process(pid));
 }
 
-void EbpfDecoder::name_file(std::uint64_t dev, std::uint64_t ino, std::uint32_t path) {
-  m_files[{dev, ino}] = path;
+void EbpfDecoder::name_file(std::uint64_t dev, std::uint64_t ino, std::uint32_t path, std::uint64_t open_seq) {
+  m_files[{dev, ino}] = {path, open_seq};
   m_file_keys[path] = {dev, ino};
+  if (m_host.file_named) m_host.file_named(dev, ino, open_seq, path);
 }
 
 std::uint32_t EbpfDecoder::file(std::uint32_t pid, std::int64_t fd, std::uint64_t dev, std::uint64_t ino) {
   const auto key = std::make_pair(dev, ino);
-  if (auto found = m_files.find(key); found != m_files.end()) return found->second;
+  if (auto found = m_files.find(key); found != m_files.end()) return found->second.path;
   std::string path = m_host.descriptor_path(pid, fd);
   const bool named = !path.empty();
   if (!named) path = "<device " + device_name(dev) + " inode " + std::to_string(ino) + ">";
   const std::uint32_t id = m_catalog.intern_path(path);
-  if (named) name_file(dev, ino, id);  // a name from /proc holds for the file until it is opened again
+  if (named) name_file(dev, ino, id, 0);  // a name from /proc holds for the file until it is opened again
   return id;
 }
 
@@ -81,7 +82,7 @@ bool EbpfDecoder::decode(const void* data, std::size_t size, std::vector<FileEve
         if (record.path_size == 0 || sizeof record + record.path_size > size) return false;
         const std::string path = text_at(static_cast<const char*>(data) + ETWAUDIT_RECORD_PATH, record.path_size);
         event.path = m_catalog.intern_path(path);
-        name_file(record.dev, record.ino, event.path);
+        name_file(record.dev, record.ino, event.path, record.open_seq);
         if (record.created) {  // as fanotify reports it: the create, then the open
           event.op = Op::create;
           out.push_back(event);
@@ -155,7 +156,7 @@ bool EbpfDecoder::decode(const void* data, std::size_t size, std::vector<FileEve
       if (auto found = m_file_keys.find(event.renamed_from); found != m_file_keys.end()) {
         const auto key = found->second;
         m_file_keys.erase(found);
-        name_file(key.first, key.second, event.renamed_to);
+        name_file(key.first, key.second, event.renamed_to, m_files[key].open_seq);
       }
       return true;
     }

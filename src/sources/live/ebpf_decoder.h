@@ -37,6 +37,10 @@ struct EbpfHost {
   std::function<std::string(std::uint32_t pid, std::int64_t fd)> descriptor_path;
   // The name of a user id (or the number).
   std::function<std::string(std::uint32_t uid)> user_name;
+  // Told each name a file (device, inode) gets, from an open (its number,
+  // records.h), /proc (0) or a rename (the open's number again), for the
+  // path filters' verdicts. May be empty.
+  std::function<void(std::uint64_t dev, std::uint64_t ino, std::uint64_t open_seq, std::uint32_t path)> file_named;
 };
 
 class EbpfDecoder {
@@ -57,14 +61,18 @@ class EbpfDecoder {
   const Process& process(std::uint32_t pid);
   std::uint32_t file(std::uint32_t pid, std::int64_t fd, std::uint64_t dev, std::uint64_t ino);
   Process& describe(ProcessInfo info);
-  void name_file(std::uint64_t dev, std::uint64_t ino, std::uint32_t path);
+  void name_file(std::uint64_t dev, std::uint64_t ino, std::uint32_t path, std::uint64_t open_seq);
 
   Catalog& m_catalog;
   std::int64_t m_boot_to_epoch;
   EbpfHost m_host;
-  std::unordered_map<std::uint32_t, Process> m_processes;                                  // by pid
-  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint32_t> m_files;                // (dev, ino) -> catalog path
-  std::unordered_map<std::uint32_t, std::pair<std::uint64_t, std::uint64_t>> m_file_keys;  // and back
+  std::unordered_map<std::uint32_t, Process> m_processes;  // by pid
+  struct FileName {
+    std::uint32_t path = 0;  // catalog id
+    std::uint64_t open_seq = 0;
+  };
+  std::map<std::pair<std::uint64_t, std::uint64_t>, FileName> m_files;                     // by (dev, ino)
+  std::unordered_map<std::uint32_t, std::pair<std::uint64_t, std::uint64_t>> m_file_keys;  // path -> (dev, ino)
 };
 
 }  // namespace etwaudit

@@ -6,6 +6,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstring>
@@ -15,6 +16,7 @@
 
 #include "core/error.h"
 #include "file_io.skel.h"  // made by bpftool from ebpf/file_io.bpf.c (CMakeLists.txt)
+#include "sources/live/ebpf/records.h"
 #include "sources/live/ebpf_decoder.h"
 #include "sources/live/linux_proc.h"
 #include "sources/live/linux_system.h"
@@ -77,6 +79,7 @@ struct EbpfSource::Program {
   EbpfDecoder* decoder = nullptr;
   std::vector<FileEvent> events;
   RunStats* stats = nullptr;
+  std::function<void(const void*, std::size_t)> raw_records;
 
   ~Program() {
     ring_buffer__free(ring);
@@ -84,7 +87,8 @@ struct EbpfSource::Program {
   }
 };
 
-EbpfSource::EbpfSource(EbpfOptions options) : m_program(std::make_unique<Program>()), m_options(options) {
+EbpfSource::EbpfSource(EbpfOptions options)
+    : m_program(std::make_unique<Program>()), m_options(options), m_verdicts(options.paths) {
   if (::geteuid() != 0) throw Error("etwaudit collect --source ebpf needs root (CAP_BPF and CAP_PERFMON)");
   {
     std::lock_guard lock(log_mutex);
@@ -96,6 +100,7 @@ EbpfSource::EbpfSource(EbpfOptions options) : m_program(std::make_unique<Program
     return Error(std::string(what) + ": " + std::strerror(error < 0 ? -error : error) +
                  (load_log.empty() ? std::string() : "\n" + last_lines(load_log, 6)));
   };
+  m_program->raw_records = options.raw_records;
   m_program->skeleton = file_io::open();
   if (!m_program->skeleton) throw failed("cannot open etwaudit's eBPF program", errno);
   m_program->skeleton->rodata->own_tgid = options.own_pid;
@@ -115,6 +120,25 @@ EbpfSource::EbpfSource(EbpfOptions options) : m_program(std::make_unique<Program
     m_watched = (devices.size() == 1 ? "the filesystem of " : m_watched + ", of ") + path + " (" + device + ")";
   }
   m_program->skeleton->rodata->filter_devices = !devices.empty();
+  auto* rodata = m_program->skeleton->rodata;
+  rodata->filter_files = m_verdicts.active();
+  const auto& prefixes = m_verdicts.kernel_prefixes();
+  rodata->include_prefixes = static_cast<std::uint32_t>(m_verdicts.includes());
+  rodata->exclude_prefixes = static_cast<std::uint32_t>(prefixes.size() - m_verdicts.includes());
+  for (std::size_t i = 0; i < prefixes.size(); ++i) {
+    const std::size_t slot = i < m_verdicts.includes() ? i : ETWAUDIT_PREFIXES + i - m_verdicts.includes();
+    rodata->prefix_lengths[slot] = static_cast<std::uint32_t>(prefixes[i].size());
+    std::memcpy(rodata->prefix_words[slot], prefixes[i].data(), prefixes[i].size());
+  }
+  auto picked = [&](Op op) {
+    return options.ops.empty() || std::find(options.ops.begin(), options.ops.end(), op) != options.ops.end();
+  };
+  std::uint32_t skip = 0;
+  if (!picked(Op::read)) skip |= 1u << ETWAUDIT_RECORD_READ;
+  if (!picked(Op::write)) skip |= 1u << ETWAUDIT_RECORD_WRITE;
+  if (!picked(Op::close)) skip |= 1u << ETWAUDIT_RECORD_CLOSE;
+  if (!picked(Op::remove)) skip |= 1u << ETWAUDIT_RECORD_DELETE;
+  m_program->skeleton->rodata->skip_records = skip;
   if (const int error = file_io::load(m_program->skeleton))
     throw failed(
         "the kernel refused etwaudit's eBPF program (it needs BTF, BPF ring buffers and BTF raw "
@@ -131,6 +155,7 @@ EbpfSource::EbpfSource(EbpfOptions options) : m_program(std::make_unique<Program
       bpf_map__fd(m_program->skeleton->maps.records),
       [](void* context, void* data, std::size_t size) {
         auto* program = static_cast<Program*>(context);
+        if (program->raw_records) program->raw_records(data, size);
         if (!program->decoder->decode(data, size, program->events)) program->stats->bad_input += 1;
         return 0;
       },
@@ -166,6 +191,17 @@ void EbpfSource::run(BoundedQueue<FileEvent>& queue, Catalog& catalog, RunStats&
   };
   linux_system::UserNames user_names;
   host.user_name = [&](std::uint32_t uid) { return user_names(uid); };
+  // The path filters: the program's verdicts where the whole filter says
+  // otherwise (when a write fails, the collector filters the file itself).
+  const int verdicts = bpf_map__fd(m_program->skeleton->maps.verdicts);
+  if (m_verdicts.active())
+    host.file_named = [&](std::uint64_t dev, std::uint64_t ino, std::uint64_t open_seq, std::uint32_t path) {
+      if (const auto verdict = m_verdicts.named(dev, ino, open_seq, path, catalog.path(path))) {
+        const etwaudit_file_key key{dev, ino};
+        const etwaudit_verdict value{verdict->open_seq, verdict->left_out ? 1u : 0u, 0};
+        bpf_map_update_elem(verdicts, &key, &value, BPF_ANY);
+      }
+    };
   EbpfDecoder decoder(catalog, boot_epoch, host);
   m_program->decoder = &decoder;
   m_program->stats = &stats;

@@ -12,12 +12,16 @@
 // buffers (5.8 or later). x86-64 only, for now.
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "sources/event_source.h"
+#include "sources/live/ebpf_path_verdicts.h"
+#include "sources/live/live_source.h"
 
 namespace etwaudit {
 
@@ -27,6 +31,13 @@ bool ebpf_built();
 struct EbpfOptions {
   std::uint32_t own_pid = 0;        // never recorded
   std::vector<std::string> mounts;  // record only the filesystems holding these paths; empty: every one
+  std::vector<Op> ops;              // --ops: reads, writes, closes and deletes not picked are left in the kernel
+  // --include-path, --exclude-path: the reads, writes and closes of a file
+  // left out are left in the kernel (its opens still come: they name it).
+  SourcePathFilter paths;
+  // Given each record as the ring buffer holds it, before it is decoded
+  // (the tests' recordings: tests/support/ebpf_recorder.cpp). May be empty.
+  std::function<void(const void* record, std::size_t size)> raw_records;
 };
 
 class EbpfSource final : public EventSource {
@@ -51,6 +62,7 @@ class EbpfSource final : public EventSource {
 
   std::unique_ptr<Program> m_program;
   EbpfOptions m_options;
+  EbpfPathVerdicts m_verdicts;
   std::atomic<bool> m_stop{false};
   std::string m_watched = "every filesystem that holds files";
   std::vector<std::string> m_mount_points;  // --mount: where the filesystems recorded are mounted

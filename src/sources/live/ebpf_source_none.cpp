@@ -12,7 +12,7 @@ bool ebpf_built() {
   return false;
 }
 
-EbpfSource::EbpfSource(EbpfOptions options) : m_options(options) {
+EbpfSource::EbpfSource(EbpfOptions options) : m_options(options), m_verdicts(options.paths) {
   throw Error(
       "this etwaudit was built without the eBPF source (CMake found no clang, bpftool or libbpf-dev, or was given "
       "-DETWAUDIT_EBPF=OFF)");

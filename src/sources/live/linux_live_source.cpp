@@ -28,7 +28,9 @@ std::unique_ptr<EventSource> ebpf_source(const LiveSourceRequest& request) {
   EbpfOptions options;
   options.own_pid = request.own_pid;
   if (auto mounts = request.settings.find("mount"); mounts != request.settings.end()) options.mounts = mounts->second;
-  auto source = std::make_unique<EbpfSource>(options);
+  options.ops = request.ops;
+  options.paths = request.paths;
+  auto source = std::make_unique<EbpfSource>(std::move(options));
   request.note("watching " + source->watched() + " with eBPF (reads and writes with their bytes and offsets)");
   return source;
 }

@@ -30,11 +30,21 @@ struct LiveSourceSetting {
   bool repeatable = false;    // may be given several times
 };
 
+// --include-path, --exclude-path, for a source that can apply them before
+// the collector (which applies them again).
+struct SourcePathFilter {
+  std::function<bool(const std::string& path)> keeps;  // the whole judgment; empty: no path filter
+  // The globs a kernel can compare byte for byte (PathGlob::literal_prefix):
+  std::vector<std::string> include_prefixes;  // every --include-path's, when each has one; else none
+  std::vector<std::string> exclude_prefixes;  // those of the --exclude-path globs that have one
+};
+
 struct LiveSourceRequest {
   std::string source;         // which live source (live_source_names()); empty: the default
   std::string database_path;  // the database being written (never recorded)
   std::uint32_t own_pid = 0;  // our own process (never recorded)
   std::vector<Op> ops;        // --ops: the operations wanted (empty: all); a source may ask the OS for these only
+  SourcePathFilter paths;     // --include-path, --exclude-path
   // The settings given, each with its values (a default counts as given).
   std::map<std::string, std::vector<std::string>> settings;
   // Told what the source watches and what it cannot do here, a line each.

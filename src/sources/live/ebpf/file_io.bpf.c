@@ -18,7 +18,10 @@
  *                       I/O: one ring buffer keeps the order of reservation;
  *   sched_process_fork  a new process (threads are not);
  *   sched_process_exit  a process whose last thread ended.
- * The collector's own process is left out here. A record that does not fit
+ * The collector's own process is left out here, and so are the operations
+ * --ops did not pick (opens and renames always go out: they name files) and
+ * the reads, writes and closes of files the path filters left out (the
+ * collector's verdicts, records.h). A record that does not fit
  * in the ring buffer is counted per CPU in `lost`. */
 #include "vmlinux.h"
 // (the kernel's types first: libbpf's headers use them)
@@ -32,6 +35,16 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u32 own_tgid = 0;
 const volatile bool filter_devices = false; /* record only the filesystems in `devices` (--mount) */
+const volatile bool filter_files = false;   /* path filters: number the opens, look up `verdicts` */
+const volatile __u32 skip_records = 0;      /* 1 << a record type --ops did not pick (READ, WRITE, CLOSE, DELETE) */
+/* The path filters' prefixes the program compares at an open (records.h):
+ * include_prefixes of --include-path's, then exclude_prefixes of
+ * --exclude-path's; in 8-byte words, each its length in prefix_lengths. */
+#define PREFIX_WORDS (ETWAUDIT_PREFIX_MAX / 8)
+const volatile __u32 include_prefixes = 0;
+const volatile __u32 exclude_prefixes = 0;
+const volatile __u32 prefix_lengths[2 * ETWAUDIT_PREFIXES] = {};
+const volatile __u64 prefix_words[2 * ETWAUDIT_PREFIXES][PREFIX_WORDS] = {};
 
 /* x86-64 syscall numbers */
 #define NR_read 0
@@ -84,7 +97,6 @@ struct {
   __type(value, __u64);
 } lost SEC(".maps");
 
-/* A file syscall between its entry and its exit, per thread. */
 /* The filesystems to record (their superblocks' s_dev), when filter_devices. */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -92,6 +104,30 @@ struct {
   __type(key, __u32);
   __type(value, __u8);
 } devices SEC(".maps");
+
+/* The path filters' verdicts, made by the collector, and the number of each
+ * file's last open (records.h). LRU: a verdict or a number pushed out only
+ * means the file's records go to the collector, which judges them itself. */
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 65536);
+  __type(key, struct etwaudit_file_key);
+  __type(value, struct etwaudit_verdict);
+} verdicts SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 65536);
+  __type(key, struct etwaudit_file_key);
+  __type(value, __u64);
+} last_opens SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u64);
+} opens SEC(".maps");
 
 /* One descriptor of a call (a copy's: the one read, then the one written). */
 struct side {
@@ -101,6 +137,7 @@ struct side {
   __u64 dev, ino;
 };
 
+/* A file syscall between its entry and its exit, per thread. */
 struct call {
   struct side sides[2];
   const char* names[2]; /* unlink, rename: the names as given, and the directories they are in */
@@ -212,6 +249,60 @@ static __always_inline bool wanted(struct file* file) {
   struct inode* inode = BPF_CORE_READ(file, f_inode);
   if ((BPF_CORE_READ(inode, i_mode) & S_IFMT) != S_IFREG) return false;
   return watched(BPF_CORE_READ(inode, i_sb));
+}
+
+/* Whether the collector left the file out by its path, judged from its
+ * last open (or, opened before the collector, from /proc). */
+static __always_inline bool left_out(__u64 dev, __u64 ino) {
+  if (!filter_files) return false;
+  struct etwaudit_file_key key = {.dev = dev, .ino = ino};
+  struct etwaudit_verdict* verdict = bpf_map_lookup_elem(&verdicts, &key);
+  if (!verdict || !verdict->left_out) return false;
+  __u64* last = bpf_map_lookup_elem(&last_opens, &key);
+  return verdict->open_seq == (last ? *last : 0);
+}
+
+/* Comparing the path in scratch->paths[0] with prefixes first .. first + count - 1. */
+struct comparison {
+  __u32 first;
+  __u32 length; /* of the path, its NUL not included */
+  bool found;
+};
+
+static long compare_prefix(__u32 i, struct comparison* at) {
+  __u32 zero = 0;
+  struct scratch* scratch = bpf_map_lookup_elem(&scratches, &zero);
+  if (!scratch) return 1;
+  __u32 p = (at->first + i) & (2 * ETWAUDIT_PREFIXES - 1);
+  __u32 length = prefix_lengths[p];
+  if (length > at->length || length > ETWAUDIT_PREFIX_MAX) return 0;
+  const __u64* path = (const __u64*)scratch->paths[0];
+  for (__u32 w = 0; w < PREFIX_WORDS; w++) {
+    __u32 done = w * 8;
+    if (done >= length) break;
+    __u32 rest = length - done;
+    __u64 mask = rest >= 8 ? ~0ULL : (1ULL << (rest * 8)) - 1; /* the first bytes: little-endian */
+    if ((path[w] ^ prefix_words[p][w]) & mask) return 0;
+  }
+  at->found = true;
+  return 1;
+}
+
+/* Whether the path filters leave out the file whose path (length bytes) is
+ * in scratch->paths[0], by the prefixes the program was given. */
+static __always_inline bool left_out_by_name(__u32 length) {
+  struct comparison at = {.first = 0, .length = length, .found = false};
+  if (include_prefixes) {
+    bpf_loop(include_prefixes, compare_prefix, &at, 0);
+    if (!at.found) return true;
+  }
+  if (exclude_prefixes) {
+    at.first = ETWAUDIT_PREFIXES;
+    at.found = false;
+    bpf_loop(exclude_prefixes, compare_prefix, &at, 0);
+    if (at.found) return true;
+  }
+  return false;
 }
 
 /* Walking a path up, from its file to the root, across mounts. */
@@ -356,6 +447,7 @@ static __always_inline int submit_file_record(__u32 type, const struct side* sid
   record->flags = 0;
   record->created = 0;
   record->path2_size = 0;
+  record->open_seq = 0;
   bpf_ringbuf_submit(record, wakeup());
   return 0;
 }
@@ -366,10 +458,15 @@ static __always_inline bool look_up(struct side* side, __s64 fd, __s64 offset) {
   side->offset = offset;
   struct file* file = file_of(fd);
   if (!wanted(file)) return false;
-  side->file = file;
   side->dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
   side->ino = BPF_CORE_READ(file, f_inode, i_ino);
+  if (left_out(side->dev, side->ino)) return false;
+  side->file = file;
   return true;
+}
+
+static __always_inline bool skipped(__u32 type) {
+  return (skip_records & (1u << type)) != 0;
 }
 
 /* An offset a copy takes by address (NULL: the file's position). */
@@ -399,35 +496,46 @@ int BPF_PROG(sys_enter, struct pt_regs* regs, long nr) {
     case NR_pwritev:
     case NR_preadv2:
     case NR_pwritev2: {
+      if (skipped(nr == NR_pread64 || nr == NR_preadv || nr == NR_preadv2 ? ETWAUDIT_RECORD_READ
+                                                                         : ETWAUDIT_RECORD_WRITE))
+        return 0;
       __s64 offset = arg(regs, 4);
       if (!look_up(&call.sides[0], (int)arg(regs, 1), offset < 0 ? -1 : offset))
         return 0; /* -1: preadv2's "the position" */
       break;
     }
     case NR_read:
-    case NR_write:
     case NR_readv:
+      if (skipped(ETWAUDIT_RECORD_READ)) return 0;
+      if (!look_up(&call.sides[0], (int)arg(regs, 1), -1)) return 0;
+      break;
+    case NR_write:
     case NR_writev:
+      if (skipped(ETWAUDIT_RECORD_WRITE)) return 0;
+      if (!look_up(&call.sides[0], (int)arg(regs, 1), -1)) return 0;
+      break;
     case NR_close:
+      if (skipped(ETWAUDIT_RECORD_CLOSE)) return 0;
       if (!look_up(&call.sides[0], (int)arg(regs, 1), -1)) return 0;
       break;
     case NR_copy_file_range: /* (fd_in, off_in*, fd_out, off_out*, len, flags) */
     case NR_splice:
-      any |= look_up(&call.sides[0], (int)arg(regs, 1), offset_at(arg(regs, 2)));
-      any |= look_up(&call.sides[1], (int)arg(regs, 3), offset_at(arg(regs, 4)));
+      if (!skipped(ETWAUDIT_RECORD_READ)) any |= look_up(&call.sides[0], (int)arg(regs, 1), offset_at(arg(regs, 2)));
+      if (!skipped(ETWAUDIT_RECORD_WRITE)) any |= look_up(&call.sides[1], (int)arg(regs, 3), offset_at(arg(regs, 4)));
       if (!any) return 0;
       break;
     case NR_sendfile: /* (out_fd, in_fd, offset*, count) */
-      any |= look_up(&call.sides[0], (int)arg(regs, 2), offset_at(arg(regs, 3)));
-      any |= look_up(&call.sides[1], (int)arg(regs, 1), -1);
+      if (!skipped(ETWAUDIT_RECORD_READ)) any |= look_up(&call.sides[0], (int)arg(regs, 2), offset_at(arg(regs, 3)));
+      if (!skipped(ETWAUDIT_RECORD_WRITE)) any |= look_up(&call.sides[1], (int)arg(regs, 1), -1);
       if (!any) return 0;
       break;
     case NR_unlink:
+      if (skipped(ETWAUDIT_RECORD_DELETE)) return 0;
       call.dirs[0] = AT_FDCWD;
       call.names[0] = (const char*)arg(regs, 1);
       break;
     case NR_unlinkat:
-      if (arg(regs, 3) & AT_REMOVEDIR) return 0; /* a directory */
+      if (skipped(ETWAUDIT_RECORD_DELETE) || (arg(regs, 3) & AT_REMOVEDIR)) return 0; /* (a directory) */
       call.dirs[0] = (int)arg(regs, 1);
       call.names[0] = (const char*)arg(regs, 2);
       break;
@@ -471,6 +579,19 @@ static __always_inline int opened(struct call* call, long fd) {
   record->flags = call->flags;
   record->created = (BPF_CORE_READ(file, f_mode) & FMODE_CREATED) != 0;
   record->path2_size = 0;
+  record->open_seq = 0;
+  if (filter_files) { /* this open's number: the collector's verdict on the file holds for it */
+    __u64* count = bpf_map_lookup_elem(&opens, &zero);
+    if (count) {
+      record->open_seq = __sync_fetch_and_add(count, 1) + 1;
+      struct etwaudit_file_key key = {.dev = record->dev, .ino = record->ino};
+      bpf_map_update_elem(&last_opens, &key, &record->open_seq, BPF_ANY);
+      if (left_out_by_name(path_size - 1)) {
+        struct etwaudit_verdict verdict = {.open_seq = record->open_seq, .left_out = 1};
+        bpf_map_update_elem(&verdicts, &key, &verdict, BPF_ANY);
+      }
+    }
+  }
   /* the record and its path lie one after the other in scratch */
   const __u64 flags = wakeup();
   barrier_var(size);
@@ -496,7 +617,10 @@ static __always_inline int named(struct call* call) {
   record->result = 0;
   record->dev = record->ino = 0;
   record->flags = record->created = 0;
-  const __u64 flags = wakeup();
+  record->open_seq = 0;
+  /* With path filters, a rename is read at once: a file it moves out of the
+   * names left out has its verdict lifted before more of its I/O comes. */
+  const __u64 flags = rename && filter_files ? BPF_RB_FORCE_WAKEUP : wakeup();
   if (rename) {
     if (bpf_ringbuf_output(&records, scratch, ETWAUDIT_RENAME_SIZE, flags)) count_lost();
     return 0;
@@ -633,3 +757,4 @@ int BPF_PROG(process_exit, struct task_struct* task) {
 _Static_assert(__builtin_offsetof(struct scratch, paths[0]) == ETWAUDIT_RECORD_PATH,
                "a path follows the larger record");
 _Static_assert(__builtin_offsetof(struct scratch, paths[1]) == ETWAUDIT_RECORD_SECOND, "and the second path the first");
+_Static_assert(ETWAUDIT_RECORD_PATH % 8 == 0, "a path is compared with the prefixes a word at a time");

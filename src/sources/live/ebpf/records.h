@@ -49,6 +49,34 @@ struct etwaudit_file_record {
   __u32 flags;      /* OPEN: the open flags */
   __u32 created;    /* OPEN: 1 when the open created the file (FMODE_CREATED) */
   __u32 path2_size; /* RENAME: bytes of the new path, its NUL included */
+  __u64 open_seq;   /* OPEN with path filters: this open's number (see etwaudit_verdict), else 0 */
+};
+
+/* Path filters in the kernel (collect --include-path, --exclude-path;
+ * sources/live/ebpf_path_verdicts.h). A read, write or close carries no
+ * name, so the program leaves a file out by a verdict on the file, made
+ * from the name of its last open: by the program itself at the open, or by
+ * the collector after it. Each open of a file gets the next number
+ * (`last_opens` keeps the last per file): a verdict holds for the open it
+ * was made from and no later one, so a file opened again under another
+ * name (a hard link, an inode used again) is judged again and nothing of
+ * it is lost meanwhile. */
+/* At an open the program judges the file itself by the globs that are a
+ * literal path and a '*' (the collector's by the rest): up to
+ * ETWAUDIT_PREFIXES of --include-path's and as many of --exclude-path's,
+ * each of at most ETWAUDIT_PREFIX_MAX bytes. */
+#define ETWAUDIT_PREFIXES 8
+#define ETWAUDIT_PREFIX_MAX 256
+
+struct etwaudit_file_key {
+  __u64 dev;
+  __u64 ino;
+};
+
+struct etwaudit_verdict {
+  __u64 open_seq; /* the open it was made from; 0: a file opened before the collector */
+  __u32 left_out; /* 1: record nothing of the file but its opens */
+  __u32 unused;
 };
 
 /* EXEC: the program's path (path_size bytes, its NUL included) at
