@@ -261,7 +261,7 @@ TEST_CASE("report --html writes one self-contained page, and never half a page",
 
   auto missing_file = run(dir, {"report", "--db", db});
   CHECK(missing_file.exit_code == 2);
-  CHECK_THAT(missing_file.err, Catch::Contains("--html FILE"));
+  CHECK_THAT(missing_file.err, Catch::Contains("--output FILE"));
   auto bad_bucket = run(dir, {"report", "--db", db, "--html", html, "--bucket", "2w"});
   CHECK(bad_bucket.exit_code == 2);
   CHECK_THAT(bad_bucket.err, Catch::Contains("--bucket '2w'"));
@@ -292,8 +292,8 @@ TEST_CASE("a failed open is listed with its status and counted apart from the op
   CHECK_THAT(history.out, Catch::Contains(",open," + missing + ",,,1,0xC0000034,,1880,C:\\Windows\\explorer.exe,"));
   auto only_failed = run(dir, {"query", "recent", "--failed", "--limit", "5", "--format", "csv", "--db", db});
   CHECK(std::count(only_failed.out.begin(), only_failed.out.end(), '\n') == 2);  // the header and the one
-  auto summary = run(dir, {"query", "summary", "--format", "csv", "--db", db});
-  CHECK_THAT(summary.out, Catch::Contains("events,read_bytes,write_bytes,processes,files,failed\r\n163,"));
+  auto summary = run(dir, {"query", "summary", "--format", "jsonl", "--db", db});
+  CHECK_THAT(summary.out, Catch::Contains("{\"section\":\"totals\",\"events\":163,"));
   auto timeline = run(dir, {"query", "timeline", "--failed", "--format", "csv", "--db", db});
   CHECK_THAT(timeline.out, Catch::EndsWith("\r\n2026-12-02T10:00:00.0000000Z,open,1,\r\n"));
   auto per_op = run(dir, {"query", "top-files", "--failed", "--op", "open", "--db", db});
@@ -1149,7 +1149,7 @@ TEST_CASE("export refuses what it cannot do, with a message", "[cli][export]") {
       0);
   auto no_out = run(dir, {"export", "--db", db});
   CHECK(no_out.exit_code == 2);
-  CHECK_THAT(no_out.err, Catch::Contains("give --out FOLDER, or --out - for standard output"));
+  CHECK_THAT(no_out.err, Catch::Contains("give --output FOLDER, or --output - for standard output"));
   auto csv = run(dir, {"export", "--db", db, "--out", "-", "--format", "csv"});
   CHECK(csv.exit_code == 2);
   CHECK_THAT(csv.err, Catch::Contains("export writes jsonl, not 'csv'"));
@@ -1256,4 +1256,107 @@ TEST_CASE("collect takes a path glob with a comma whole, not as a list", "[cli][
               .exit_code == 0);
   CHECK(query_int(only, "SELECT count(*) FROM v_events WHERE op NOT IN ('read', 'write')") == 0);
   CHECK(query_int(only, "SELECT count(DISTINCT op) FROM v_events") == 2);
+}
+
+TEST_CASE("mistyped commands and options get a suggestion; option errors speak etwaudit's words", "[cli][habits]") {
+  TempDir dir;
+  auto command = run(dir, {"qeury"});
+  CHECK(command.exit_code == 2);
+  CHECK_THAT(command.err, Catch::Contains("unknown command 'qeury'; did you mean 'query'?"));
+  auto option = run(dir, {"query", "--limt", "5"});
+  CHECK(option.exit_code == 2);
+  CHECK_THAT(option.err, Catch::Contains("unknown option --limt; did you mean --limit?"));
+  auto missing = run(dir, {"query", "summary", "--db"});
+  CHECK(missing.exit_code == 2);
+  CHECK_THAT(missing.err, Catch::Contains("--db needs a value (FILE)") && !Catch::Contains("Option"));
+  auto number = run(dir, {"collect", "--batch-size", "many"});
+  CHECK_THAT(number.err, Catch::Contains("--batch-size expects a whole number, got 'many'"));
+  auto flag = run(dir, {"query", "summary", "--failed=yes"});
+  CHECK_THAT(flag.err, Catch::Contains("--failed takes no value, got 'yes'"));
+  // The help names what each option takes, and the command list lines up without tabs.
+  auto help = run(dir, {"query", "--help"});
+  CHECK_THAT(help.out, Catch::Contains("-d, --db FILE") && Catch::Contains("-n, --limit N|all") &&
+                           Catch::Contains("-s, --since TIME") && !Catch::Contains(" arg "));
+  auto usage = run(dir, {"--help"});
+  CHECK(usage.out.find('\t') == std::string::npos);
+  CHECK_THAT(usage.out, Catch::Contains("  query    answer questions"));
+}
+
+TEST_CASE("query: short options, --format in any case or from --output's extension, files only the owner reads",
+          "[cli][habits]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db");
+  REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db}).exit_code == 0);
+  auto upper = run(dir, {"query", "top-files", "-d", db, "-f", "CSV", "-n", "2"});
+  CHECK(upper.exit_code == 0);
+  CHECK_THAT(upper.out, Catch::StartsWith("path,read_bytes,"));
+  CHECK(std::count(upper.out.begin(), upper.out.end(), '\n') == 3);
+  const auto csv = dir.file("top.csv");
+  REQUIRE(run(dir, {"query", "top-files", "-d", db, "-o", csv}).exit_code == 0);
+  CHECK_THAT(read_file(csv), Catch::StartsWith("path,read_bytes,"));
+  CHECK((fs::status(csv).permissions() & fs::perms::all) == (fs::perms::owner_read | fs::perms::owner_write));
+  const auto json = dir.file("top.json");
+  REQUIRE(run(dir, {"query", "top-files", "-d", db, "-o", json}).exit_code == 0);
+  CHECK_THAT(read_file(json), Catch::StartsWith("[\n  {\n    \"path\""));
+  const auto forced = dir.file("top.txt");
+  REQUIRE(run(dir, {"query", "top-files", "-d", db, "-o", forced, "--format", "jsonl"}).exit_code == 0);
+  CHECK_THAT(read_file(forced), Catch::StartsWith("{\"path\":"));
+  // Several tables do not go into one CSV.
+  auto summary = run(dir, {"query", "summary", "-d", db, "-f", "csv"});
+  CHECK(summary.exit_code == 2);
+  CHECK_THAT(summary.err, Catch::Contains("summary is 3 tables, and CSV holds one"));
+  auto status = run(dir, {"status", "-d", db, "-f", "csv"});
+  CHECK(status.exit_code == 2);
+  CHECK_THAT(status.err, Catch::Contains("CSV holds one"));
+  // --op and --ops, a list or repeated.
+  auto listed = run(dir, {"query", "recent", "-d", db, "--ops", "read,write", "-f", "csv", "-n", "all"});
+  auto repeated = run(dir, {"query", "recent", "-d", db, "--op", "read", "--op", "write", "-f", "csv", "-n", "all"});
+  CHECK(listed.exit_code == 0);
+  CHECK(listed.out == repeated.out);
+  CHECK(std::count(listed.out.begin(), listed.out.end(), '\n') > 10);
+}
+
+TEST_CASE("query: the schema at hand, SQL from standard input, and a hint for SQL given as a report", "[cli][habits]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db");
+  REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db}).exit_code == 0);
+  auto tables = run(dir, {"query", "--tables", "-d", db});
+  CHECK(tables.exit_code == 0);
+  CHECK_THAT(tables.out,
+             Catch::Contains("collector_runs  table") && Catch::Contains("v_events") && !Catch::Contains("sqlite_"));
+  auto schema = run(dir, {"query", "--schema", "v_runs", "-d", db});
+  CHECK(schema.exit_code == 0);
+  CHECK_THAT(schema.out, Catch::StartsWith("CREATE VIEW v_runs AS") && Catch::EndsWith(";\n"));
+  auto everything = run(dir, {"query", "--schema", "-d", db});
+  CHECK_THAT(everything.out, Catch::Contains("CREATE TABLE collector_runs") && Catch::Contains("CREATE INDEX"));
+  auto typo = run(dir, {"query", "--schema", "v_run", "-d", db});
+  CHECK(typo.exit_code == 2);
+  CHECK_THAT(typo.err, Catch::Contains("no table or view 'v_run'; did you mean 'v_runs'?"));
+  const auto sql = dir.file("count.sql");
+  std::ofstream(sql) << "SELECT count(*) AS n FROM v_events";
+  auto from_stdin = run(dir, {"query", "--sql-file", "-", "-d", db, "-f", "csv"}, sql);
+  CHECK(from_stdin.exit_code == 0);
+  CHECK(from_stdin.out == "n\r\n41\r\n");
+  auto as_report = run(dir, {"query", "select 1", "-d", db});
+  CHECK(as_report.exit_code == 2);
+  CHECK_THAT(as_report.err, Catch::Contains("to run SQL, give it with --sql: etwaudit query --sql \"select 1\""));
+}
+
+TEST_CASE("the database: --db, else ETWAUDIT_DB, else ./audit.db; none found says where to look", "[cli][habits]") {
+  TempDir dir;
+  const auto db = dir.file("elsewhere.db");
+  REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db}).exit_code == 0);
+  const auto here = fs::current_path();
+  fs::current_path(dir.path());  // a folder without audit.db
+  auto none = run(dir, {"query", "summary"});
+  ::setenv("ETWAUDIT_DB", db.c_str(), 1);
+  auto from_environment = run(dir, {"query", "summary"});
+  ::unsetenv("ETWAUDIT_DB");
+  fs::current_path(here);
+  CHECK(none.exit_code == 2);
+  CHECK_THAT(none.err, Catch::Contains("no database audit.db here: name one with --db FILE (-d FILE) or the "
+                                       "environment variable ETWAUDIT_DB (the service writes "
+                                       "/var/lib/etwaudit/audit.db)"));
+  CHECK(from_environment.exit_code == 0);
+  CHECK_THAT(from_environment.out, Catch::Contains("## operations"));
 }

@@ -26,8 +26,10 @@ TEST_CASE("every embedded report parses and names itself", "[reports]") {
                                           "top-files", "top-processes", "unresolved"});
   CHECK(find_report("file-history")->argument == "path");
   CHECK(find_report("process-activity")->argument == "process");
-  CHECK(closest_report_name("top-file") == "top-files");
-  CHECK(closest_report_name("sumary") == "summary");
+  CHECK(closest_report_name("top-file") == std::optional<std::string>("top-files"));
+  CHECK(closest_report_name("sumary") == std::optional<std::string>("summary"));
+  CHECK(closest_report_name("top") == std::optional<std::string>("top-files"));  // the start of one
+  CHECK_FALSE(closest_report_name("hello"));                                     // nothing like it
 }
 
 TEST_CASE("summary counts operations, totals and coverage", "[reports]") {

@@ -48,11 +48,12 @@ void add_live_source_options(cxxopts::Options& options) {
   auto group = options.add_options("live source (" + names + ")");
   for (const LiveSourceSetting& setting : live_source_settings()) {
     if (setting.repeatable)
-      group(setting.name, setting.help, cxxopts::value<std::vector<std::string>>());
+      group(setting.name, setting.help, cxxopts::value<std::vector<std::string>>(), setting.value_help);
     else if (setting.default_value.empty())
-      group(setting.name, setting.help, cxxopts::value<std::string>());
+      group(setting.name, setting.help, cxxopts::value<std::string>(), setting.value_help);
     else
-      group(setting.name, setting.help, cxxopts::value<std::string>()->default_value(setting.default_value));
+      group(setting.name, setting.help, cxxopts::value<std::string>()->default_value(setting.default_value),
+            setting.value_help);
   }
 }
 
@@ -94,9 +95,8 @@ RecordFilter record_filter(const cxxopts::ParseResult& args) {
     filter.include_processes.push_back(ProcessPattern::parse("--include-process", pattern));
   for (const auto& pattern : values_as_given(args, "exclude-process"))
     filter.exclude_processes.push_back(ProcessPattern::parse("--exclude-process", pattern));
-  if (args.count("ops"))
-    for (const auto& name : args["ops"].as<std::vector<std::string>>())
-      filter.ops.push_back(op_argument("--ops", name));
+  if (args.count("op"))
+    for (const auto& name : args["op"].as<std::vector<std::string>>()) filter.ops.push_back(op_argument("--ops", name));
   return filter;
 }
 
@@ -151,38 +151,38 @@ cxxopts::Options collect_options() {
     ("source", std::string("where events come from: ") + live_sources_help() +
                "replay:FILE.jsonl (one JSON event per line; see README; replay:- reads standard input, "
                "and a named pipe is read until its writer closes it)",
-      cxxopts::value<std::string>())
-    ("db", "database to write (created if missing)", cxxopts::value<std::string>()->default_value("audit.db"))
-    ("duration", "stop after this long: 90s, 15m, 2h", cxxopts::value<std::string>())
-    ("batch-size", "commit a batch at this many events", cxxopts::value<std::size_t>()->default_value("100000"))
-    ("flush-ms", "...or this many ms after its first event", cxxopts::value<long>()->default_value("1000"))
+      cxxopts::value<std::string>(), "SOURCE")
+    ("d,db", "database to write (created if missing) (default: $ETWAUDIT_DB, else audit.db)", cxxopts::value<std::string>(), "FILE")
+    ("duration", "stop after this long: 90s, 15m, 2h", cxxopts::value<std::string>(), "DURATION")
+    ("batch-size", "commit a batch at this many events", cxxopts::value<std::size_t>()->default_value("100000"), "N")
+    ("flush-ms", "...or this many ms after its first event", cxxopts::value<long>()->default_value("1000"), "MS")
     ("queue-size", "events held between source and writer; more are dropped and counted",
-      cxxopts::value<std::size_t>()->default_value("262144"))
+      cxxopts::value<std::size_t>()->default_value("262144"), "N")
     ("on-error", "a bad input record: stop (exit 1) or skip (count it and go on)",
-      cxxopts::value<std::string>()->default_value("stop"))
-    ("include-path", "record only paths matching this glob; repeatable", cxxopts::value<std::vector<std::string>>())
-    ("exclude-path", "never record paths matching this glob; repeatable", cxxopts::value<std::vector<std::string>>())
+      cxxopts::value<std::string>()->default_value("stop"), "stop|skip")
+    ("include-path", "record only paths matching this glob; repeatable", cxxopts::value<std::vector<std::string>>(), "GLOB")
+    ("exclude-path", "never record paths matching this glob; repeatable", cxxopts::value<std::vector<std::string>>(), "GLOB")
     ("include-process", "record only these processes (image glob or pid); repeatable",
-      cxxopts::value<std::vector<std::string>>())
+      cxxopts::value<std::vector<std::string>>(), "PROCESS")
     ("exclude-process", "never record these processes (image glob or pid); repeatable",
-      cxxopts::value<std::vector<std::string>>())
-    ("ops", "record only these operations, e.g. --ops read,write,delete", cxxopts::value<std::vector<std::string>>())
+      cxxopts::value<std::vector<std::string>>(), "PROCESS")
+    ("op,ops", "record only these operations: --op read,write or --op read --op write (--ops the same)", cxxopts::value<std::vector<std::string>>(), "OP[,OP...]")
     ("keep", "prune raw events older than this (30d, 12h) while collecting; their hourly totals stay",
-      cxxopts::value<std::string>())
+      cxxopts::value<std::string>(), "AGE")
     ("max-size", "prune the oldest raw events to keep the database under this size (500MB, 2GB)",
-      cxxopts::value<std::string>())
+      cxxopts::value<std::string>(), "SIZE")
     ("coalesce-ms", "store a process's events of one operation on one file that begin within this many ms as "
                     "one row with a count (0: one row per event)",
-      cxxopts::value<long>()->default_value(std::to_string(default_coalesce_ms)))
+      cxxopts::value<long>()->default_value(std::to_string(default_coalesce_ms)), "MS")
     ("ship", "also send the events to this ClickHouse server as they are written: http://HOST:8123/?database=NAME "
-             "(see etwaudit ship)", cxxopts::value<std::string>())
+             "(see etwaudit ship)", cxxopts::value<std::string>(), "URL")
     ("ship-interval", "with --ship, send a batch once its oldest event waited this long: 30s",
-      cxxopts::value<std::string>()->default_value("30s"))
+      cxxopts::value<std::string>()->default_value("30s"), "DURATION")
     ("ship-credentials-file", "with --ship: a file with the user and the password, a line each",
-      cxxopts::value<std::string>())
+      cxxopts::value<std::string>(), "FILE")
     ("ship-ca-file", "with --ship https://: trust the certificate authorities in this PEM file (Linux)",
-      cxxopts::value<std::string>())
-    ("quiet", "no status line while collecting");
+      cxxopts::value<std::string>(), "FILE")
+    ("quiet", "no live status line on the terminal (the notes at the start and the summary at the end stay)");
   // clang-format on
   add_live_source_options(options);
   return options;
@@ -213,7 +213,7 @@ CollectRequest parse_collect(const cxxopts::ParseResult& args) {
   if (on_error != "stop" && on_error != "skip")
     throw UsageError("--on-error must be stop or skip, not '" + on_error + "'");
 
-  request.db_path = args["db"].as<std::string>();
+  request.db_path = database_argument(args, DatabaseUse::create);
   if (args.count("ship")) {
     ShipRequest ship;
     ship.db_path = request.db_path;

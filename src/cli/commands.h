@@ -31,6 +31,11 @@ namespace etwaudit {
 // UsageError for an argument the command does not take.
 std::optional<cxxopts::ParseResult> parse_options(cxxopts::Options& options, int argc, const char* const* argv,
                                                   const std::function<void(std::ostream&)>& more_help = {});
+// --db: the database a command works on. Without it, $ETWAUDIT_DB, else
+// audit.db in the working folder; for a database that must exist already,
+// a missing audit.db is a UsageError naming the ways to give one.
+enum class DatabaseUse { create, existing };
+std::string database_argument(const cxxopts::ParseResult& args, DatabaseUse use);
 // Each value of a repeatable option as the user gave it, in order (the
 // parsed list would cut a value at its commas: a glob, a --param value).
 std::vector<std::string> values_as_given(const cxxopts::ParseResult& args, const std::string& option);

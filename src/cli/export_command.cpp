@@ -237,32 +237,33 @@ int export_command(int argc, const char* const* argv) {
                            "collector.");
   // clang-format off
   options.add_options()
-    ("db", "database to export from", cxxopts::value<std::string>()->default_value("audit.db"))
-    ("format", "jsonl (one JSON object per line)", cxxopts::value<std::string>()->default_value("jsonl"))
-    ("out", "folder to write files into, or - for standard output", cxxopts::value<std::string>())
-    ("name", "the cursor's name (default: jsonl: and the folder)", cxxopts::value<std::string>())
-    ("batch", "events per write and cursor step", cxxopts::value<std::size_t>()->default_value("10000"))
-    ("max-file-size", "start a new file past this size: 64MB", cxxopts::value<std::string>()->default_value("64MB"))
+    ("d,db", "database to export from (default: $ETWAUDIT_DB, else audit.db)", cxxopts::value<std::string>(), "FILE")
+    ("format", "jsonl (one JSON object per line)", cxxopts::value<std::string>()->default_value("jsonl"), "FORMAT")
+    ("o,output,out", "folder to write files into, or - for standard output (--out the same)",
+      cxxopts::value<std::string>(), "FOLDER")
+    ("name", "the cursor's name (default: jsonl: and the folder)", cxxopts::value<std::string>(), "NAME")
+    ("batch", "events per write and cursor step", cxxopts::value<std::size_t>()->default_value("10000"), "N")
+    ("max-file-size", "start a new file past this size: 64MB", cxxopts::value<std::string>()->default_value("64MB"), "SIZE")
     ("keep-files", "delete the oldest files beyond this many, once --min-age old",
-      cxxopts::value<std::size_t>()->default_value("20"))
+      cxxopts::value<std::size_t>()->default_value("20"), "N")
     ("min-age", "never delete a file written to less than this long ago (a tailer's time to read it): 5m, 30s",
-      cxxopts::value<std::string>()->default_value("5m"))
+      cxxopts::value<std::string>()->default_value("5m"), "AGE")
     ("follow", "keep exporting what the collector writes, until Ctrl+C or SIGTERM")
     ("interval", "with --follow, look for new events this often: 1s, 500ms",
-      cxxopts::value<std::string>()->default_value("1s"))
+      cxxopts::value<std::string>()->default_value("1s"), "DURATION")
     ("forget", "let the export NAME go for good: its cursor no longer holds --keep back; exports nothing",
-      cxxopts::value<std::string>());
+      cxxopts::value<std::string>(), "NAME");
   // clang-format on
   const auto parsed = parse_options(options, argc, argv);
   if (!parsed) return 0;
   const cxxopts::ParseResult& args = *parsed;
   if (args.count("forget")) return forget_destination_command("etwaudit export", args);
   ExportRequest request;
-  request.db_path = args["db"].as<std::string>();
+  request.db_path = database_argument(args, DatabaseUse::existing);
   if (args["format"].as<std::string>() != "jsonl")
     throw UsageError("--format: export writes jsonl, not '" + args["format"].as<std::string>() + "'");
-  if (!args.count("out")) throw UsageError("give --out FOLDER, or --out - for standard output");
-  request.out = args["out"].as<std::string>();
+  if (!args.count("output")) throw UsageError("give --output FOLDER, or --output - for standard output");
+  request.out = args["output"].as<std::string>();
   if (request.out.empty()) throw UsageError("--out needs a folder, or - for standard output");
   if (request.out == "-") {
     request.name = "jsonl:-";

@@ -92,13 +92,13 @@ cxxopts::Options import_options() {
                            "file, disk and process events, with names completed from the trace's rundown.");
   // clang-format off
   options.add_options()
-    ("db", "database to write (created if missing)", cxxopts::value<std::string>()->default_value("audit.db"))
+    ("d,db", "database to write (created if missing) (default: $ETWAUDIT_DB, else audit.db)", cxxopts::value<std::string>(), "FILE")
     ("device-map", "turn NT paths into drive paths: DRIVE=TARGET as QueryDosDevice reports it on the recording "
                    "machine (C:=\\Device\\HarddiskVolume3), or FOLDER=TARGET for a volume mounted on a folder; "
                    "repeatable. Without it paths stay as the kernel gave them",
-      cxxopts::value<std::vector<std::string>>())
+      cxxopts::value<std::vector<std::string>>(), "DRIVE=TARGET")
     ("on-error", "a broken buffer: stop (exit 1) or skip (count it and go on)",
-      cxxopts::value<std::string>()->default_value("stop"))
+      cxxopts::value<std::string>()->default_value("stop"), "stop|skip")
     ("force", "import a file even if this database already holds it")
     ("quiet", "no progress line while importing")
     ("files", "trace files", cxxopts::value<std::vector<std::string>>());
@@ -135,7 +135,7 @@ ImportRequest parse_import(const cxxopts::ParseResult& args) {
       request.device_map.add_mapping(mapping);
   request.files = args["files"].as<std::vector<std::string>>();
   for (const auto& file : request.files) check_trace_file(file);
-  request.db_path = args["db"].as<std::string>();
+  request.db_path = database_argument(args, DatabaseUse::create);
   request.force = args.count("force") > 0;
   request.quiet = args.count("quiet") > 0;
   return request;

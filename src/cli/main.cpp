@@ -1,5 +1,6 @@
 // etwaudit: which process read or wrote this file, when, and how much?
 
+#include <algorithm>
 #include <cstring>
 #include <cxxopts.hpp>
 #include <iostream>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "core/closest_name.h"
 #include "core/error.h"
 #include "platform/platform.h"
 
@@ -35,7 +37,10 @@ void print_usage(std::ostream& out) {
   out << "etwaudit " ETWAUDIT_VERSION
          " - which process read or wrote this file, when, and how much?\n\n"
          "usage: etwaudit <command> [options]\n\ncommands:\n";
-  for (const Command& command : commands) out << "  " << command.name << "\t" << command.summary << "\n";
+  std::size_t width = 0;
+  for (const Command& command : commands) width = std::max(width, command.name.size());
+  for (const Command& command : commands)
+    out << "  " << command.name << std::string(width + 2 - command.name.size(), ' ') << command.summary << "\n";
   out << "\n'etwaudit <command> --help' shows a command's options.\n";
 }
 
@@ -81,6 +86,13 @@ int main(int raw_argc, char** raw_argv) {
       std::cerr << (message.rfind(prefix, 0) == 0 ? "" : prefix + ": ") << message << "\n";
       return 1;
     }
+  }
+  std::vector<std::string> names;
+  for (const Command& command : commands) names.emplace_back(command.name);
+  if (const auto meant = etwaudit::closest_name(name, names)) {
+    std::cerr << "etwaudit: unknown command '" << name << "'; did you mean '" << *meant << "'?\n"
+              << "(see 'etwaudit --help')\n";
+    return 2;
   }
   std::cerr << "etwaudit: unknown command '" << name << "'\n\n";
   print_usage(std::cerr);

@@ -23,10 +23,10 @@ int prune_command(int argc, const char* const* argv) {
                            "beside a collector: each small transaction waits for the collector's current batch.");
   // clang-format off
   options.add_options()
-    ("db", "database to prune", cxxopts::value<std::string>()->default_value("audit.db"))
-    ("older-than", "delete events older than this: 30d, 12h", cxxopts::value<std::string>())
+    ("d,db", "database to prune (default: $ETWAUDIT_DB, else audit.db)", cxxopts::value<std::string>(), "FILE")
+    ("older-than", "delete events older than this: 30d, 12h", cxxopts::value<std::string>(), "AGE")
     ("max-size", "delete the oldest events until the database uses less than 90 % of this: 500MB, 2GB",
-      cxxopts::value<std::string>())
+      cxxopts::value<std::string>(), "SIZE")
     ("upgrade", "only bring the database to this etwaudit's schema");
   // clang-format on
   const auto parsed = parse_options(options, argc, argv);
@@ -34,7 +34,7 @@ int prune_command(int argc, const char* const* argv) {
   const cxxopts::ParseResult& args = *parsed;
   const RetentionPolicy policy = retention_arguments(args, "older-than");
   if (!policy.enabled() && !args.count("upgrade")) throw UsageError("give --older-than, --max-size or both");
-  const std::string path = args["db"].as<std::string>();
+  const std::string path = database_argument(args, DatabaseUse::existing);
 
   auto db = open_for_maintenance(path);
   if (!policy.enabled()) {

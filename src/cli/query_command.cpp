@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "core/closest_name.h"
 #include "core/error.h"
 #include "core/human_format.h"
 #include "core/time_format.h"
@@ -38,6 +39,11 @@ void list_reports(std::ostream& out) {
 }
 
 std::string read_sql_file(const std::string& path) {
+  if (path == "-") {  // standard input
+    std::ostringstream text;
+    text << std::cin.rdbuf();
+    return text.str();
+  }
   std::ifstream in(utf8_path(path), std::ios::binary);
   if (!in) throw Error("cannot read SQL file '" + path + "': " + std::strerror(errno));
   std::ostringstream text;
@@ -185,19 +191,22 @@ cxxopts::Options query_options() {
                            "--sql. The database is opened read-only; it can be queried while a collector writes.");
   // clang-format off
   options.add_options()
-    ("db", "database to read", cxxopts::value<std::string>()->default_value("audit.db"))
+    ("d,db", "database to read (default: $ETWAUDIT_DB, else audit.db)", cxxopts::value<std::string>(), "FILE")
     ("list", "list the reports")
-    ("limit", "at most this many rows; 0 or all: every row. Tables of a report show its default (file-history "
+    ("n,limit", "at most this many rows; 0 or all: every row. Tables of a report show its default (file-history "
               "1000, recent 50, top-* 20) and say what they left out; csv, json, jsonl and --output write every row",
-     cxxopts::value<std::string>())
-    ("bucket", "timeline bucket: 1m, 1h or 1d", cxxopts::value<std::string>()->default_value("1h"))
-    ("sql", "run this SQL instead of a report", cxxopts::value<std::string>())
-    ("sql-file", "run the SQL in this file", cxxopts::value<std::string>())
-    ("param", "bind :name in --sql to value (name=value); repeatable", cxxopts::value<std::vector<std::string>>())
-    ("format", "table, csv, json or jsonl", cxxopts::value<std::string>()->default_value("table"))
-    ("output", "write to this file instead of standard output", cxxopts::value<std::string>())
+     cxxopts::value<std::string>(), "N|all")
+    ("bucket", "timeline bucket: 1m, 1h or 1d", cxxopts::value<std::string>()->default_value("1h"), "1m|1h|1d")
+    ("sql", "run this SQL instead of a report", cxxopts::value<std::string>(), "SQL")
+    ("sql-file", "run the SQL in this file (-: standard input)", cxxopts::value<std::string>(), "FILE")
+    ("param", "bind :name in --sql to value (name=value); repeatable", cxxopts::value<std::vector<std::string>>(), "NAME=VALUE")
+    ("f,format", "table, csv, json or jsonl", cxxopts::value<std::string>()->default_value("table"), "FORMAT")
+    ("o,output", "write to this file instead of standard output", cxxopts::value<std::string>(), "FILE")
     ("wide", "on a terminal too, show long paths and command lines whole (a table shortens them in the middle "
              "only when it goes to a terminal)")
+    ("tables", "list the tables and views (as sqlite3's .tables)")
+    ("schema", "print the CREATE statements of every table and view, or of the one named after it "
+               "(query --schema v_events), with its indexes")
     ("report", "report to run", cxxopts::value<std::string>())
     ("argument", "the report's argument", cxxopts::value<std::string>());
   // clang-format on
@@ -219,9 +228,14 @@ void parse_statements(const cxxopts::ParseResult& args, QueryRequest& request) {
   if (args.count("report")) {
     const std::string name = args["report"].as<std::string>();
     const Report* report = find_report(name);
+    if (!report && (name.find(' ') != std::string::npos || name.find(';') != std::string::npos))
+      throw UsageError("'" + name + "' is no report; to run SQL, give it with --sql: etwaudit query --sql \"" + name +
+                       "\"");
     if (!report) {
       list_reports(std::cerr);
-      throw UsageError("unknown report '" + name + "'; did you mean '" + closest_report_name(name) + "'?");
+      const auto meant = closest_report_name(name);
+      throw UsageError("unknown report '" + name + "'" +
+                       (meant ? "; did you mean '" + *meant + "'?" : " (see the list above)"));
     }
     if (!report->argument.empty()) {
       if (!args.count("argument"))
@@ -258,16 +272,28 @@ void parse_statements(const cxxopts::ParseResult& args, QueryRequest& request) {
 // The command line as a request; throws UsageError before the database is opened.
 QueryRequest parse_query(const cxxopts::ParseResult& args) {
   QueryRequest request;
-  request.db_path = args["db"].as<std::string>();
   request.filters = filter_arguments(args);
-  request.format = parse_output_format(args["format"].as<std::string>());
   if (args.count("output")) request.output = args["output"].as<std::string>();
+  request.format = parse_output_format(args["format"].as<std::string>());
+  if (request.output && !args.count("format"))
+    if (const auto implied = output_format_of_file(*request.output)) request.format = *implied;
   request.wide = args.count("wide") > 0;
   std::optional<std::int64_t> limit;
   if (args.count("limit")) limit = parse_limit(args["limit"].as<std::string>());
   const std::int64_t bucket = bucket_ns(args["bucket"].as<std::string>());
 
   parse_statements(args, request);
+  if (request.format == OutputFormat::csv && request.statements.size() > 1) {
+    std::string single;
+    for (const Report& report : reports())
+      if (report.sections.size() == 1) single += (single.empty() ? "" : ", ") + report.name;
+    throw UsageError(request.report->name + " is " + std::to_string(request.statements.size()) +
+                     " tables, and CSV holds one: use --format json (an array per table) or jsonl (each row names its "
+                     "table), or a report "
+                     "of one table (" +
+                     single + ")");
+  }
+  request.db_path = database_argument(args, DatabaseUse::existing);  // once the rest is known good
   if (!request.params.count("bucket")) request.params["bucket"] = std::to_string(bucket);  // --param bucket= wins
   const QueryFilters& filters = request.filters;
   if (filters.path) check_glob_argument(request.report ? "path" : "--path", *filters.path);
@@ -310,6 +336,44 @@ void say_what_was_cut(SQLite::Database& db, const QueryRequest& request, const T
             << with_thousands(static_cast<std::uint64_t>(count.rows)) << " rows (--limit N or --limit all for more)\n";
 }
 
+// --tables and --schema [NAME]: what the database holds, as sqlite3's
+// .tables and .schema show it.
+int describe_database(const cxxopts::ParseResult& args) {
+  if (args.count("tables") && args.count("schema")) throw UsageError("give --tables or --schema, not both");
+  if (args.count("sql") || args.count("sql-file") || args.count("argument") ||
+      (args.count("tables") && args.count("report")))
+    throw UsageError(std::string(args.count("tables") ? "--tables" : "--schema") +
+                     " lists the database's tables; it runs no report or SQL");
+  auto db = open_read_only(database_argument(args, DatabaseUse::existing));
+  const std::string objects =
+      "SELECT name, type, tbl_name, sql FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE "
+      "'sqlite_%' ORDER BY type = 'view', name";
+  if (args.count("tables")) {
+    Table tables = run_sql(*db, "SELECT name, type FROM (" + objects + ")", {}, "tables");
+    write_results(std::cout, {tables}, parse_output_format(args["format"].as<std::string>()), false);
+    return 0;
+  }
+  std::string name;
+  if (args.count("report")) {
+    name = args["report"].as<std::string>();
+    const Table known = run_sql(*db, "SELECT name FROM (" + objects + ")", {});
+    std::vector<std::string> names;
+    for (const auto& row : known.rows) names.push_back(row[0].text);
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      const auto meant = closest_name(name, names);
+      throw UsageError("no table or view '" + name + "'" + (meant ? "; did you mean '" + *meant + "'?" : "") +
+                       " (query --tables lists them)");
+    }
+  }
+  const Table statements =
+      run_sql(*db,
+              "SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' AND "
+              "(:name IS NULL OR tbl_name = :name) ORDER BY type IN ('index', 'trigger'), type = 'view', name",
+              name.empty() ? Params{} : Params{{"name", name}});
+  for (const auto& row : statements.rows) std::cout << row[0].text << ";\n";
+  return 0;
+}
+
 int run_query(const QueryRequest& request) {
   auto db = open_read_only(request.db_path);
   prepare_read_connection(*db);
@@ -331,6 +395,7 @@ int run_query(const QueryRequest& request) {
 
   std::ofstream file;
   if (request.output) {
+    create_owner_only(*request.output);  // it holds what the database holds
     file.open(utf8_path(*request.output), std::ios::binary | std::ios::trunc);
     if (!file) throw Error("cannot write '" + *request.output + "': " + std::strerror(errno));
   }
@@ -353,6 +418,7 @@ int query_command(int argc, const char* const* argv) {
     list_reports(std::cout);
     return 0;
   }
+  if (parsed->count("tables") || parsed->count("schema")) return describe_database(*parsed);
   return run_query(parse_query(*parsed));
 }
 

@@ -12,6 +12,7 @@
 #include "core/human_format.h"
 #include "core/time_format.h"
 #include "core/utf8_path.h"
+#include "platform/platform.h"
 #include "query/html_report.h"
 #include "store/database.h"
 
@@ -31,12 +32,12 @@ cxxopts::Options report_options() {
                            "is self-contained (no network), and reads the database read-only, as query does.");
   // clang-format off
   options.add_options()
-    ("db", "database to read", cxxopts::value<std::string>()->default_value("audit.db"))
-    ("html", "write the page to this file", cxxopts::value<std::string>())
+    ("d,db", "database to read (default: $ETWAUDIT_DB, else audit.db)", cxxopts::value<std::string>(), "FILE")
+    ("o,output,html", "write the page to this file (--html the same)", cxxopts::value<std::string>(), "FILE")
     ("bucket", "timeline bucket: 1m, 1h or 1d (default: chosen by the time the data spans)",
-      cxxopts::value<std::string>())
-    ("top", "files and processes in the bar charts", cxxopts::value<long>()->default_value("15"))
-    ("drill-downs", "files and processes with a section of their own", cxxopts::value<long>()->default_value("10"));
+      cxxopts::value<std::string>(), "1m|1h|1d")
+    ("top", "files and processes in the bar charts", cxxopts::value<long>()->default_value("15"), "N")
+    ("drill-downs", "files and processes with a section of their own", cxxopts::value<long>()->default_value("10"), "N");
   // clang-format on
   add_filter_options(options);
   return options;
@@ -51,9 +52,9 @@ long positive(const cxxopts::ParseResult& args, const char* option, long most) {
 
 ReportRequest parse_report_command(const cxxopts::ParseResult& args) {
   ReportRequest request;
-  request.db_path = args["db"].as<std::string>();
-  if (!args.count("html")) throw UsageError("give the page's file: --html FILE");
-  request.html_path = args["html"].as<std::string>();
+  request.db_path = database_argument(args, DatabaseUse::existing);
+  if (!args.count("output")) throw UsageError("give the page's file: --output FILE");
+  request.html_path = args["output"].as<std::string>();
   HtmlReportRequest& page = request.page;
   page.database = request.db_path;
   page.filters = filter_arguments(args);
@@ -85,6 +86,7 @@ int run_report(const ReportRequest& request) {
   // written never replaces a good one with half a page.
   const std::string partial = request.html_path + ".partial";
   {
+    create_owner_only(partial);  // the page shows what the database holds
     std::ofstream file(utf8_path(partial), std::ios::binary | std::ios::trunc);
     if (!file) throw Error("cannot write '" + partial + "': " + std::strerror(errno));
     file << html;

@@ -21,25 +21,25 @@ int ship_command(int argc, const char* const* argv) {
                            "ETWAUDIT_CLICKHOUSE_USER and ETWAUDIT_CLICKHOUSE_PASSWORD, or --credentials-file.");
   // clang-format off
   options.add_options()
-    ("db", "database to ship from", cxxopts::value<std::string>()->default_value("audit.db"))
-    ("to", "the server: http://HOST:8123/?database=NAME (https:// too)", cxxopts::value<std::string>())
+    ("d,db", "database to ship from (default: $ETWAUDIT_DB, else audit.db)", cxxopts::value<std::string>(), "FILE")
+    ("to", "the server: http://HOST:8123/?database=NAME (https:// too)", cxxopts::value<std::string>(), "URL")
     ("create-tables", "create the database and its events table first (if missing)")
     ("print-tables", "print the CREATE statements for a DBA, and ship nothing")
     ("credentials-file", "a file with the user on its first line and the password on its second",
-      cxxopts::value<std::string>())
+      cxxopts::value<std::string>(), "FILE")
     ("ca-file", "https: trust the certificate authorities in this PEM file instead of the system's (Linux)",
-      cxxopts::value<std::string>())
-    ("name", "the cursor's name (default: clickhouse: and the URL)", cxxopts::value<std::string>())
-    ("batch", "events per INSERT", cxxopts::value<std::size_t>()->default_value("50000"))
+      cxxopts::value<std::string>(), "FILE")
+    ("name", "the cursor's name (default: clickhouse: and the URL)", cxxopts::value<std::string>(), "NAME")
+    ("batch", "events per INSERT", cxxopts::value<std::size_t>()->default_value("50000"), "N")
     ("interval", "with --follow, send a smaller batch once its oldest event waited this long: 30s, 5s",
-      cxxopts::value<std::string>()->default_value("30s"))
+      cxxopts::value<std::string>()->default_value("30s"), "DURATION")
     ("max-rate", "send at most this many event rows a second (0: no bound)",
-      cxxopts::value<std::uint64_t>()->default_value("100000"))
+      cxxopts::value<std::uint64_t>()->default_value("100000"), "N")
     ("compression", "of each INSERT's body: gzip (about 15 times smaller) or none",
-      cxxopts::value<std::string>()->default_value("gzip"))
+      cxxopts::value<std::string>()->default_value("gzip"), "gzip|none")
     ("follow", "keep shipping what the collector writes, retrying after errors, until Ctrl+C or SIGTERM")
     ("forget", "let the destination NAME (a server or an export, as etwaudit status names it) go for good: its "
-               "cursor no longer holds --keep back; ships nothing", cxxopts::value<std::string>());
+               "cursor no longer holds --keep back; ships nothing", cxxopts::value<std::string>(), "NAME");
   // clang-format on
   const auto parsed = parse_options(options, argc, argv);
   if (!parsed) return 0;
@@ -54,7 +54,7 @@ int ship_command(int argc, const char* const* argv) {
               << clickhouse_create_runs(request.target.database) << ";\n";
     return 0;
   }
-  request.db_path = args["db"].as<std::string>();
+  request.db_path = database_argument(args, DatabaseUse::existing);
   request.login =
       clickhouse_credentials(optional_argument(args, "credentials-file"), optional_argument(args, "ca-file"));
   request.batch = args["batch"].as<std::size_t>();

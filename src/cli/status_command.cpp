@@ -68,14 +68,18 @@ int status_command(int argc, const char* const* argv) {
                            "its last collector run (with a warning when that collector seems to have died).");
   // clang-format off
   options.add_options()
-    ("db", "database to read", cxxopts::value<std::string>()->default_value("audit.db"))
-    ("format", "table, csv, json or jsonl", cxxopts::value<std::string>()->default_value("table"));
+    ("d,db", "database to read (default: $ETWAUDIT_DB, else audit.db)", cxxopts::value<std::string>(), "FILE")
+    ("f,format", "table, csv, json or jsonl", cxxopts::value<std::string>()->default_value("table"), "FORMAT");
   // clang-format on
   const auto parsed = parse_options(options, argc, argv);
   if (!parsed) return 0;
   const cxxopts::ParseResult& args = *parsed;
   const OutputFormat format = parse_output_format(args["format"].as<std::string>());
-  const std::string path = args["db"].as<std::string>();
+  if (format == OutputFormat::csv)
+    throw UsageError(
+        "status is several tables, and CSV holds one: use --format json (an array per table) or jsonl (each row names "
+        "its table)");
+  const std::string path = database_argument(args, DatabaseUse::existing);
 
   // The probe first: closing its descriptor would drop the read
   // connection's locks (store/open_run.h).

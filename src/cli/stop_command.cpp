@@ -41,13 +41,13 @@ int stop_command(int argc, const char* const* argv) {
                            "rundown) and exits. Waits until it has.");
   // clang-format off
   options.add_options()
-    ("db", "the database the collector writes", cxxopts::value<std::string>()->default_value("audit.db"))
-    ("timeout", "how long to wait for it: 60s, 5m", cxxopts::value<std::string>()->default_value("60s"));
+    ("d,db", "the database the collector writes (default: $ETWAUDIT_DB, else audit.db)", cxxopts::value<std::string>(), "FILE")
+    ("timeout", "how long to wait for it: 60s, 5m", cxxopts::value<std::string>()->default_value("60s"), "DURATION");
   // clang-format on
   const auto parsed = parse_options(options, argc, argv);
   if (!parsed) return 0;
   const cxxopts::ParseResult& args = *parsed;
-  const std::string path = args["db"].as<std::string>();
+  const std::string path = database_argument(args, DatabaseUse::existing);
   const std::string timeout_text = args["timeout"].as<std::string>();
   const auto timeout_ns = parse_duration(timeout_text);
   if (!timeout_ns || *timeout_ns <= 0) throw UsageError("--timeout '" + timeout_text + "': expected e.g. 60s, 5m");

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,12 +45,22 @@ void use_utf8_console();
 void stdout_bytes_as_written();
 
 std::uint32_t current_pid();
+// An environment variable's value (UTF-8), or nullopt when it is not set.
+std::optional<std::string> environment_variable(const char* name);
+// Where etwaudit's service (the scheduled task, the systemd unit) keeps its
+// database: /var/lib/etwaudit/audit.db, %ProgramData%\etwaudit\audit.db.
+std::string service_database_path();
 std::string host_name();
 // The machine's own stable id (Linux: /etc/machine-id; Windows: the
 // MachineGuid of HKLM\SOFTWARE\Microsoft\Cryptography); "" when it has none.
 std::string machine_id();
 // Opens a file to append to, by its UTF-8 name; null (errno set) on failure.
+// A file it creates is its owner's alone (POSIX 0600), like the database
+// whose events it holds.
 std::FILE* open_for_append(const std::string& path);
+// Creates path, empty and its owner's alone (POSIX 0600), when it does not
+// exist, for a writer that opens it next; an existing file keeps its mode.
+void create_owner_only(const std::string& path);
 // Flushes file and asks the OS to put it on disk; false on failure.
 bool flush_to_disk(std::FILE* file);
 bool stderr_is_terminal();

@@ -1,5 +1,6 @@
 // platform.h on POSIX: signals, /proc, the terminal.
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <vector>
@@ -72,6 +74,15 @@ std::uint32_t current_pid() {
   return static_cast<std::uint32_t>(::getpid());
 }
 
+std::optional<std::string> environment_variable(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? std::optional<std::string>(value) : std::nullopt;
+}
+
+std::string service_database_path() {
+  return "/var/lib/etwaudit/audit.db";
+}
+
 std::string host_name() {
   char name[256] = {};
   return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
@@ -99,7 +110,16 @@ std::string machine_id() {
 }
 
 std::FILE* open_for_append(const std::string& path) {
-  return std::fopen(path.c_str(), "ab");
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) return nullptr;
+  std::FILE* file = ::fdopen(fd, "ab");
+  if (!file) ::close(fd);
+  return file;
+}
+
+void create_owner_only(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd >= 0) ::close(fd);  // (when it fails, the writer's open says why)
 }
 
 bool flush_to_disk(std::FILE* file) {

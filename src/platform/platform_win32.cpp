@@ -99,6 +99,16 @@ std::uint32_t current_pid() {
   return GetCurrentProcessId();
 }
 
+std::optional<std::string> environment_variable(const char* name) {
+  const wchar_t* value = _wgetenv(to_wide(name).c_str());
+  return value ? std::optional<std::string>(to_utf8(value)) : std::nullopt;
+}
+
+std::string service_database_path() {
+  const auto data = environment_variable("ProgramData");
+  return (data ? *data : std::string("C:\\ProgramData")) + "\\etwaudit\\audit.db";
+}
+
 std::string host_name() {
   char name[MAX_COMPUTERNAME_LENGTH + 1];
   DWORD size = sizeof name;
@@ -149,6 +159,10 @@ std::string machine_id() {
 
 std::FILE* open_for_append(const std::string& path) {
   return _wfopen(to_wide(path).c_str(), L"ab");
+}
+
+void create_owner_only(const std::string&) {
+  // The folder's access control list decides who may read it.
 }
 
 bool flush_to_disk(std::FILE* file) {

@@ -132,12 +132,26 @@ std::string dump(const nlohmann::ordered_json& value, int indent = -1) {
 
 }  // namespace
 
-OutputFormat parse_output_format(const std::string& name) {
+OutputFormat parse_output_format(const std::string& given) {
+  std::string name = given;
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (name == "table") return OutputFormat::table;
   if (name == "csv") return OutputFormat::csv;
   if (name == "json") return OutputFormat::json;
   if (name == "jsonl") return OutputFormat::jsonl;
-  throw UsageError("--format '" + name + "': expected table, csv, json or jsonl");
+  throw UsageError("--format '" + given + "': expected table, csv, json or jsonl");
+}
+
+std::optional<OutputFormat> output_format_of_file(const std::string& path) {
+  const std::size_t dot = path.find_last_of('.');
+  if (dot == std::string::npos || path.find_first_of("/\\", dot) != std::string::npos) return std::nullopt;
+  std::string extension = path.substr(dot + 1);
+  for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (extension == "csv") return OutputFormat::csv;
+  if (extension == "json") return OutputFormat::json;
+  if (extension == "jsonl" || extension == "ndjson") return OutputFormat::jsonl;
+  if (extension == "txt") return OutputFormat::table;
+  return std::nullopt;
 }
 
 std::string shorten_path(const std::string& path, std::size_t max_width) {

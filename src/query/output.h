@@ -13,6 +13,7 @@
 //        its "section"
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ enum class OutputFormat { table, csv, json, jsonl };
 
 // nullopt-free parse: throws UsageError for an unknown name.
 OutputFormat parse_output_format(const std::string& name);
+// The format a file's extension names (.csv, .json, .jsonl or .ndjson,
+// .txt a table), for --output without --format; nullopt for another.
+std::optional<OutputFormat> output_format_of_file(const std::string& path);
 
 // shorten: tables shorten long paths (for a terminal; not for a file or a
 // pipe, where every value is whole).

@@ -13,6 +13,7 @@
 #include <optional>
 #include <sstream>
 
+#include "core/closest_name.h"
 #include "core/error.h"
 #include "query/filters.h"
 #include "query/sql_text.h"
@@ -35,21 +36,6 @@ std::optional<std::int64_t> as_integer(const std::string& text) {
   auto [stop, error] = std::from_chars(text.data(), end, value);
   if (error != std::errc() || stop != end || text.empty() || text[0] == '+') return std::nullopt;
   return value;
-}
-
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 // The SQL after the first statement, from tail on, when it holds more than
@@ -171,17 +157,10 @@ const Report& embedded_report(const std::string& file_name) {
   throw Error(file_name + " is missing from this build");
 }
 
-std::string closest_report_name(const std::string& name) {
-  std::string best;
-  std::size_t best_distance = SIZE_MAX;
-  for (const Report& report : reports()) {
-    const std::size_t distance = edit_distance(name, report.name);
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = report.name;
-    }
-  }
-  return best;
+std::optional<std::string> closest_report_name(const std::string& name) {
+  std::vector<std::string> names;
+  for (const Report& report : reports()) names.push_back(report.name);
+  return closest_name(name, names);
 }
 
 namespace {

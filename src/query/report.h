@@ -63,7 +63,7 @@ const Report* find_report(const std::string& name);
 // the build lacks it.
 const Report& embedded_report(const std::string& file_name);
 // The known report name closest to name (for "did you mean").
-std::string closest_report_name(const std::string& name);
+std::optional<std::string> closest_report_name(const std::string& name);
 // Parses a report file's text; throws Error when the header lacks a name or
 // the file has no statement.
 Report parse_report(const std::string& file_name, const std::string& text);

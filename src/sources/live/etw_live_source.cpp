@@ -248,13 +248,14 @@ std::vector<LiveSourceSetting> live_source_settings() {
   const EtwSessionOptions defaults = default_session_options();
   return {
       {"etw-session", "name of the ETW session (Windows 8 and later; Windows 7 uses the NT Kernel Logger)",
-       to_utf8(defaults.name)},
-      {"etw-buffer-size", "size of each ETW buffer in KB (4-16384)", std::to_string(defaults.buffer_size_kb)},
-      {"etw-min-buffers", "ETW buffers allocated at start", std::to_string(defaults.minimum_buffers)},
+       to_utf8(defaults.name), false, "NAME"},
+      {"etw-buffer-size", "size of each ETW buffer in KB (4-16384)", std::to_string(defaults.buffer_size_kb), false,
+       "KB"},
+      {"etw-min-buffers", "ETW buffers allocated at start", std::to_string(defaults.minimum_buffers), false, "N"},
       {"etw-max-buffers", "most ETW buffers; when all are full, ETW loses events",
-       std::to_string(defaults.maximum_buffers)},
+       std::to_string(defaults.maximum_buffers), false, "N"},
       {"etw-flush-timer", "seconds before ETW delivers a partly filled buffer (1-60)",
-       std::to_string(defaults.flush_timer_seconds)},
+       std::to_string(defaults.flush_timer_seconds), false, "SECONDS"},
   };
 }
 

@@ -15,7 +15,7 @@ std::vector<LiveSourceSetting> live_source_settings() {
   return {{"mount",
            "watch only the filesystem holding this path; repeatable (default: eBPF every filesystem that holds "
            "files, fanotify every local one)",
-           "", true}};
+           "", true, "PATH"}};
 }
 
 std::vector<std::string> live_source_names() {

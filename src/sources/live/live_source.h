@@ -24,10 +24,11 @@ namespace etwaudit {
 
 // One thing the platform's live source can be told (an option of collect).
 struct LiveSourceSetting {
-  std::string name;           // "mount", "etw-buffer-size"
-  std::string help;           // one line
-  std::string default_value;  // empty: none
-  bool repeatable = false;    // may be given several times
+  std::string name;                  // "mount", "etw-buffer-size"
+  std::string help;                  // one line
+  std::string default_value;         // empty: none
+  bool repeatable = false;           // may be given several times
+  std::string value_help = "VALUE";  // what its value is, in the help: "PATH", "KB"
 };
 
 // --include-path, --exclude-path, for a source that can apply them before
