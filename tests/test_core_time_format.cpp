@@ -31,18 +31,65 @@ TEST_CASE("times print as ISO-8601 with 100 ns digits and read back the same", "
   CHECK(format_iso8601(-1) == "1969-12-31T23:59:59.9999999Z");
 }
 
-TEST_CASE("durations take s, m, h and d and refuse nonsense", "[time]") {
-  CHECK(parse_duration("90") == 90 * ns_per_second);
+TEST_CASE("durations take s, m, h and d, and sums of them, and refuse nonsense", "[time]") {
   CHECK(parse_duration("90s") == 90 * ns_per_second);
+  CHECK(parse_duration("1m30s") == 90 * ns_per_second);
+  CHECK(parse_duration("1h30m") == 90 * 60 * ns_per_second);
+  CHECK(parse_duration("2d12h") == 60 * ns_per_hour);
+  CHECK(parse_duration("1s500ms") == 1500 * 1000000LL);
   CHECK(parse_duration("15m") == 15 * 60 * ns_per_second);
   CHECK(parse_duration("2h") == 2 * ns_per_hour);
   CHECK(parse_duration("7d") == 7 * 24 * ns_per_hour);
   CHECK(parse_duration("500ms") == 500 * 1000000LL);
   CHECK(parse_duration("ms") == std::nullopt);
-  for (const char* bad : {"", "m", "0", "-5m", "1.5h", "5 m", "5w"}) {
+  for (const char* bad : {"", "m", "0", "-5m", "1.5h", "5 m", "5w", "90", "1m30", "1h 30m", "0s0m"}) {
     INFO(bad);
     CHECK_FALSE(parse_duration(bad).has_value());
   }
+  CHECK(is_bare_number("90"));
+  CHECK_FALSE(is_bare_number("90s"));
+}
+
+namespace {
+// Berlin: +01:00 in winter, +02:00 from 2026-03-29T01:00:00Z to 2026-10-25T01:00:00Z.
+std::int64_t berlin(std::int64_t ns) {
+  const std::int64_t summer_from = parse_iso8601("2026-03-29T01:00:00Z").value();
+  const std::int64_t summer_to = parse_iso8601("2026-10-25T01:00:00Z").value();
+  return ns >= summer_from && ns < summer_to ? 7200 : 3600;
+}
+}  // namespace
+
+TEST_CASE("times as people type them: dates and times on the local clock, words, back from now", "[time]") {
+  const std::int64_t now = parse_iso8601("2026-12-02T12:30:00Z").value();  // 13:30 in Berlin
+  auto at = [&](const char* text) { return parse_time_point(text, now, berlin); };
+  auto utc = [](const char* text) { return parse_iso8601(text).value(); };
+  CHECK(at("now") == now);
+  CHECK(at("today") == utc("2026-12-01T23:00:00Z"));
+  CHECK(at("yesterday") == utc("2026-11-30T23:00:00Z"));
+  CHECK(at("tomorrow") == utc("2026-12-02T23:00:00Z"));
+  CHECK(at("2026-12-02") == utc("2026-12-01T23:00:00Z"));
+  CHECK(at("2026-12-02 10:16") == utc("2026-12-02T09:16:00Z"));
+  CHECK(at("2026-12-02T10:16:30.5") == utc("2026-12-02T09:16:30.5Z"));
+  CHECK(at("2026-07-01 10:00") == utc("2026-07-01T08:00:00Z"));  // summer time
+  CHECK(at("10:16") == utc("2026-12-02T09:16:00Z"));             // today
+  CHECK(at("2026-12-02T10:16:00Z") == utc("2026-12-02T10:16:00Z"));
+  CHECK(at("2026-12-02 11:16:00+01:00") == utc("2026-12-02T10:16:00Z"));
+  CHECK(at("15m") == now - 15 * ns_per_minute);
+  CHECK(at("1h30m") == now - 90 * ns_per_minute);
+  CHECK(at("-2h") == now - 2 * ns_per_hour);
+  CHECK(at("+1h") == now + ns_per_hour);
+  for (const char* bad :
+       {"", "90", "last tuesday", "2026-13-01", "2026-02-30", "25:00", "10:61", "2026-12-02 10", "-", "+x", "todays"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_time_point(bad, now, berlin).has_value());
+  }
+}
+
+TEST_CASE("a time on a clock east or west of UTC keeps its fraction and names its offset", "[time]") {
+  const std::int64_t t = parse_iso8601("2026-12-02T10:15:30.1234567Z").value();
+  CHECK(format_iso8601_at_offset(t, 3600) == "2026-12-02T11:15:30.1234567+01:00");
+  CHECK(format_iso8601_at_offset(t, -5 * 3600 - 1800) == "2026-12-02T04:45:30.1234567-05:30");
+  CHECK(format_iso8601_at_offset(t, 0) == "2026-12-02T10:15:30.1234567+00:00");
 }
 
 TEST_CASE("times beyond what 64 bits of ns hold are refused, not wrapped", "[time]") {

@@ -201,9 +201,8 @@ CollectRequest parse_collect(const cxxopts::ParseResult& args) {
   collection.queue_capacity = args["queue-size"].as<std::size_t>();
   if (collection.queue_capacity < 16) throw UsageError("--queue-size must be at least 16");
   if (args.count("duration")) {
-    auto ns = parse_duration(args["duration"].as<std::string>());
-    if (!ns) throw UsageError("--duration '" + args["duration"].as<std::string>() + "': expected e.g. 90s, 15m, 2h");
-    collection.duration = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(*ns));
+    const std::int64_t ns = duration_argument("--duration", args["duration"].as<std::string>(), "90s, 1m30s, 2h");
+    collection.duration = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(ns));
   }
   collection.retention = retention_arguments(args, "keep");
   const long coalesce_ms = args["coalesce-ms"].as<long>();

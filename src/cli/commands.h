@@ -45,6 +45,9 @@ RetentionPolicy retention_arguments(const cxxopts::ParseResult& args, const char
 int forget_destination_command(const char* command, const cxxopts::ParseResult& args);
 // A text option's value, or nullopt when it was not given.
 std::optional<std::string> optional_argument(const cxxopts::ParseResult& args, const char* option);
+// A duration as an option gives it (90s, 1m30s, 500ms), in ns, at least
+// 1 ms; throws UsageError naming option, with examples.
+std::int64_t duration_argument(const std::string& option, const std::string& text, const std::string& examples);
 // A positive duration option (1s, 500ms, 2m) as milliseconds; throws UsageError.
 std::chrono::milliseconds interval_argument(const cxxopts::ParseResult& args, const char* option);
 // The filters of query and report (--since, --until, --process, --path,

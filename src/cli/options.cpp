@@ -158,21 +158,24 @@ std::optional<std::string> optional_argument(const cxxopts::ParseResult& args, c
   return args.count(option) ? std::optional(args[option].as<std::string>()) : std::nullopt;
 }
 
+std::int64_t duration_argument(const std::string& option, const std::string& text, const std::string& examples) {
+  if (const auto ns = parse_duration(text); ns && *ns >= 1'000'000) return *ns;
+  if (is_bare_number(text))
+    throw UsageError(option + " '" + text + "': a number needs its unit: " + text + "s, " + text + "m, " + text + "h?");
+  throw UsageError(option + " '" + text + "': expected a duration of at least 1ms: " + examples);
+}
+
 std::chrono::milliseconds interval_argument(const cxxopts::ParseResult& args, const char* option) {
-  const std::string text = args[option].as<std::string>();
-  const auto interval = parse_duration(text);
-  if (!interval || *interval < 1000000)
-    throw UsageError("--" + std::string(option) + " '" + text + "': expected a duration of at least 1ms, e.g. 30s");
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(*interval));
+  const std::int64_t interval =
+      duration_argument("--" + std::string(option), args[option].as<std::string>(), "30s, 1m30s");
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(interval));
 }
 
 RetentionPolicy retention_arguments(const cxxopts::ParseResult& args, const char* keep_option) {
   RetentionPolicy policy;
   if (args.count(keep_option)) {
-    const std::string text = args[keep_option].as<std::string>();
-    auto ns = parse_duration(text);
-    if (!ns || *ns <= 0) throw UsageError(std::string("--") + keep_option + " '" + text + "': expected e.g. 30d, 12h");
-    policy.keep_ns = *ns;
+    policy.keep_ns =
+        duration_argument(std::string("--") + keep_option, args[keep_option].as<std::string>(), "30d, 12h");
   }
   if (args.count("max-size")) {
     const std::string text = args["max-size"].as<std::string>();
@@ -187,7 +190,9 @@ RetentionPolicy retention_arguments(const cxxopts::ParseResult& args, const char
 void add_filter_options(cxxopts::Options& options) {
   // clang-format off
   options.add_options("filters")
-    ("s,since", "from this time: ISO-8601 (2026-12-02T10:00:00Z, ...+01:00) or back from now (15m, 2h, 7d)",
+    ("s,since", "from this time: a date or a time on this machine's clock (2026-12-02, '2026-12-02 10:16', "
+                "10:16), today, yesterday, now; ISO-8601 with Z or an offset (2026-12-02T10:16:00Z, ...+01:00); "
+                "or back from now (15m, 1h30m, -2h)",
       cxxopts::value<std::string>(), "TIME")
     ("u,until", "up to this time, same forms", cxxopts::value<std::string>(), "TIME")
     ("process", "only processes whose image matches this glob (notepad.exe, *\\Office16\\*), or this pid",

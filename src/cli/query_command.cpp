@@ -101,6 +101,7 @@ struct QueryRequest {
   OutputFormat format = OutputFormat::table;
   std::optional<std::string> output;  // a file instead of standard output
   bool wide = false;                  // --wide: whole values on a terminal too
+  bool local = false;                 // --local: times on the local clock
   // At most this many rows; none: every row. default_limit: the report's
   // own, for a table, which ends with a note when it cut the rows.
   std::optional<std::int64_t> limit;
@@ -204,6 +205,7 @@ cxxopts::Options query_options() {
     ("o,output", "write to this file instead of standard output", cxxopts::value<std::string>(), "FILE")
     ("wide", "on a terminal too, show long paths and command lines whole (a table shortens them in the middle "
              "only when it goes to a terminal)")
+    ("local", "show times on this machine's clock, with its offset (2026-12-02T11:15:30+01:00); default: UTC")
     ("tables", "list the tables and views (as sqlite3's .tables)")
     ("schema", "print the CREATE statements of every table and view, or of the one named after it "
                "(query --schema v_events), with its indexes")
@@ -278,6 +280,7 @@ QueryRequest parse_query(const cxxopts::ParseResult& args) {
   if (request.output && !args.count("format"))
     if (const auto implied = output_format_of_file(*request.output)) request.format = *implied;
   request.wide = args.count("wide") > 0;
+  request.local = args.count("local") > 0;
   std::optional<std::int64_t> limit;
   if (args.count("limit")) limit = parse_limit(args["limit"].as<std::string>());
   const std::int64_t bucket = bucket_ns(args["bucket"].as<std::string>());
@@ -390,6 +393,7 @@ int run_query(const QueryRequest& request) {
     table.rows.resize(static_cast<std::size_t>(*request.limit));
     cut = true;
   }
+  if (request.local) show_local_times(results, utc_offset_seconds);
   if (request.report) say_what_was_pruned(*db, *request.report, request.filters);
   if (request.report && request.filters.path) say_if_a_folder(*db, *request.filters.path);
 

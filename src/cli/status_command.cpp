@@ -69,7 +69,8 @@ int status_command(int argc, const char* const* argv) {
   // clang-format off
   options.add_options()
     ("d,db", "database to read (default: $ETWAUDIT_DB, else audit.db)", cxxopts::value<std::string>(), "FILE")
-    ("f,format", "table, csv, json or jsonl", cxxopts::value<std::string>()->default_value("table"), "FORMAT");
+    ("f,format", "table, json or jsonl", cxxopts::value<std::string>()->default_value("table"), "FORMAT")
+    ("local", "show times on this machine's clock, with its offset; default: UTC");
   // clang-format on
   const auto parsed = parse_options(options, argc, argv);
   if (!parsed) return 0;
@@ -105,6 +106,7 @@ int status_command(int argc, const char* const* argv) {
   for (const ReportSection& section : status_report().sections)
     results.push_back(run_sql(*db, section.sql, params, section.name));
 
+  if (args.count("local")) show_local_times(results, utc_offset_seconds);
   for (const Table& table : results) {
     if (table.name != "last_run" || table.rows.empty()) continue;
     const Cell& warning = table.rows[0].back();

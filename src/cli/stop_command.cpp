@@ -49,8 +49,7 @@ int stop_command(int argc, const char* const* argv) {
   const cxxopts::ParseResult& args = *parsed;
   const std::string path = database_argument(args, DatabaseUse::existing);
   const std::string timeout_text = args["timeout"].as<std::string>();
-  const auto timeout_ns = parse_duration(timeout_text);
-  if (!timeout_ns || *timeout_ns <= 0) throw UsageError("--timeout '" + timeout_text + "': expected e.g. 60s, 5m");
+  const std::int64_t timeout_ns = duration_argument("--timeout", timeout_text, "60s, 5m");
 
   std::unique_ptr<SQLite::Database> db;
   try {
@@ -75,7 +74,7 @@ int stop_command(int argc, const char* const* argv) {
 
   std::cout << "etwaudit stop: asked the collector of run " << run.run_id << " (pid " << run.pid << ") to stop"
             << std::endl;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(*timeout_ns);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns);
   for (;;) {
     // Whether it lives first: one that closed its run and then exited is done.
     const bool alive = process_alive(run.pid);

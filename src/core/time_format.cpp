@@ -151,6 +151,116 @@ std::string format_iso8601(std::int64_t ns) {
   return buffer;
 }
 
+std::string format_iso8601_at_offset(std::int64_t ns, std::int64_t offset_seconds) {
+  std::string text = format_iso8601(ns + offset_seconds * ns_per_second);
+  text.pop_back();  // Z
+  const std::int64_t minutes = (offset_seconds < 0 ? -offset_seconds : offset_seconds) / 60;
+  char offset[16];
+  std::snprintf(offset, sizeof offset, "%c%02d:%02d", offset_seconds < 0 ? '-' : '+', static_cast<int>(minutes / 60),
+                static_cast<int>(minutes % 60));
+  return text + offset;
+}
+
+namespace {
+
+// A wall-clock date and time of day, without a zone.
+struct CivilTime {
+  int year = 1970, month = 1, day = 1, hour = 0, minute = 0, second = 0;
+  std::int64_t fraction_ns = 0;
+};
+
+// The civil time's ns since 1970 as if it were UTC; nullopt out of range.
+std::optional<std::int64_t> ns_as_if_utc(const CivilTime& t) {
+  const std::int64_t seconds =
+      days_from_civil(t.year, t.month, t.day) * 86400 + t.hour * 3600 + t.minute * 60 + t.second;
+  if (seconds > std::numeric_limits<std::int64_t>::max() / ns_per_second - 1 ||
+      seconds < std::numeric_limits<std::int64_t>::min() / ns_per_second + 1)
+    return std::nullopt;
+  return seconds * ns_per_second + t.fraction_ns;
+}
+
+// The instant a local civil time names: its offset is the one in force then
+// (looked up twice, for a time near a change of offset).
+std::optional<std::int64_t> local_to_utc(const CivilTime& t, const UtcOffsetAt& offset_at) {
+  const auto as_utc = ns_as_if_utc(t);
+  if (!as_utc) return std::nullopt;
+  const std::int64_t guess = *as_utc - offset_at(*as_utc) * ns_per_second;
+  return *as_utc - offset_at(guess) * ns_per_second;
+}
+
+// The local date of an instant.
+CivilTime local_date(std::int64_t ns, const UtcOffsetAt& offset_at) {
+  const std::int64_t local = ns + offset_at(ns) * ns_per_second;
+  const CivilDate date = civil_from_days(floor_div(local, 86400 * ns_per_second));
+  CivilTime t;
+  t.year = static_cast<int>(date.year);
+  t.month = static_cast<int>(date.month);
+  t.day = static_cast<int>(date.day);
+  return t;
+}
+
+// "HH:MM[:SS[.fraction]]" into t; false when in holds something else.
+bool read_time_of_day(Cursor& in, CivilTime& t) {
+  if (!in.digits(2, t.hour) || !in.accept(':') || !in.digits(2, t.minute)) return false;
+  if (in.accept(':')) {
+    if (!in.digits(2, t.second)) return false;
+    if (in.accept('.') || in.accept(',')) {
+      if (!in.at_digit()) return false;
+      std::int64_t scale = ns_per_second;
+      while (in.at_digit()) {
+        int digit;
+        in.digits(1, digit);
+        if (scale == 1) return false;
+        scale /= 10;
+        t.fraction_ns += digit * scale;
+      }
+    }
+  }
+  return t.hour <= 23 && t.minute <= 59 && t.second <= 60;
+}
+
+// A local date, a date and time, or a time of day (today); nullopt for other text.
+std::optional<CivilTime> local_civil_time(std::string_view text, std::int64_t now, const UtcOffsetAt& offset_at) {
+  CivilTime t;
+  Cursor in(text);
+  if (text.size() >= 10 && text[4] == '-') {
+    if (!in.digits(4, t.year) || !in.accept('-') || !in.digits(2, t.month) || !in.accept('-') || !in.digits(2, t.day))
+      return std::nullopt;
+    if (t.month < 1 || t.month > 12 || t.day < 1 || t.day > days_in_month(t.year, t.month)) return std::nullopt;
+    if (in.at_end()) return t;
+    if (!in.accept('T') && !in.accept('t') && !in.accept(' ')) return std::nullopt;
+  } else {
+    t = local_date(now, offset_at);
+  }
+  if (!read_time_of_day(in, t) || !in.at_end()) return std::nullopt;
+  return t;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> parse_time_point(std::string_view text, std::int64_t now, const UtcOffsetAt& offset_at) {
+  if (text == "now") return now;
+  const int days = text == "today" ? 0 : text == "yesterday" ? -1 : text == "tomorrow" ? 1 : 2;
+  if (days != 2) {
+    CivilTime midnight = local_date(now, offset_at);
+    const std::int64_t day = days_from_civil(midnight.year, midnight.month, midnight.day) + days;
+    const CivilDate date = civil_from_days(day);
+    midnight.year = static_cast<int>(date.year);
+    midnight.month = static_cast<int>(date.month);
+    midnight.day = static_cast<int>(date.day);
+    return local_to_utc(midnight, offset_at);
+  }
+  if (!text.empty() && (text.front() == '-' || text.front() == '+')) {
+    const auto span = parse_duration(text.substr(1));
+    if (!span) return std::nullopt;
+    return text.front() == '-' ? now - *span : now + *span;
+  }
+  if (const auto back = parse_duration(text)) return now - *back;
+  if (const auto absolute = parse_iso8601(text)) return absolute;
+  if (const auto local = local_civil_time(text, now, offset_at)) return local_to_utc(*local, offset_at);
+  return std::nullopt;
+}
+
 std::int64_t unix_ns_from_filetime(std::uint64_t filetime) {
   constexpr std::uint64_t largest = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) / 100;
   if (filetime <= filetime_unix_epoch || filetime - filetime_unix_epoch > largest) return 0;
@@ -168,39 +278,42 @@ namespace etwaudit {
 
 std::optional<std::int64_t> parse_duration(std::string_view text) {
   if (text.empty()) return std::nullopt;
-  std::int64_t unit = ns_per_second;
-  switch (text.back()) {
-    case 's':
-      text.remove_suffix(1);
-      if (!text.empty() && text.back() == 'm') {  // ms
-        unit = 1000000;
-        text.remove_suffix(1);
+  constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  std::int64_t total = 0;
+  while (!text.empty()) {  // a number and its unit, again and again
+    std::size_t digits = 0;
+    std::int64_t value = 0;
+    while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
+      if (digits == 9) return std::nullopt;
+      value = value * 10 + (text[digits++] - '0');
+    }
+    if (digits == 0) return std::nullopt;
+    text.remove_prefix(digits);
+    std::int64_t unit = 0;
+    if (text.rfind("ms", 0) == 0) {
+      unit = 1000000;
+      text.remove_prefix(2);
+    } else if (!text.empty()) {
+      switch (text.front()) {
+        case 's': unit = ns_per_second; break;
+        case 'm': unit = ns_per_minute; break;
+        case 'h': unit = ns_per_hour; break;
+        case 'd': unit = 24 * ns_per_hour; break;
+        default: return std::nullopt;
       }
-      break;
-    case 'm':
-      unit = 60 * ns_per_second;
-      text.remove_suffix(1);
-      break;
-    case 'h':
-      unit = ns_per_hour;
-      text.remove_suffix(1);
-      break;
-    case 'd':
-      unit = 24 * ns_per_hour;
-      text.remove_suffix(1);
-      break;
-    default: break;
+      text.remove_prefix(1);
+    }
+    if (unit == 0) return std::nullopt;  // a number without its unit
+    // 9 digits of days is more ns than 64 bits hold.
+    if (value > max / unit || value * unit > max - total) return std::nullopt;
+    total += value * unit;
   }
-  if (text.empty() || text.size() > 9) return std::nullopt;
-  std::int64_t value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    value = value * 10 + (c - '0');
-  }
-  if (value == 0) return std::nullopt;
-  // 9 digits of days is more ns than 64 bits hold.
-  if (value > std::numeric_limits<std::int64_t>::max() / unit) return std::nullopt;
-  return value * unit;
+  if (total == 0) return std::nullopt;
+  return total;
+}
+
+bool is_bare_number(std::string_view text) {
+  return !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
 }
 
 }  // namespace etwaudit

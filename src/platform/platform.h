@@ -45,6 +45,9 @@ void use_utf8_console();
 void stdout_bytes_as_written();
 
 std::uint32_t current_pid();
+// The local time zone's offset east of UTC at an instant (ns since 1970),
+// in seconds: 3600 in Berlin in winter, 7200 in summer.
+std::int64_t utc_offset_seconds(std::int64_t ns_since_epoch);
 // An environment variable's value (UTF-8), or nullopt when it is not set.
 std::optional<std::string> environment_variable(const char* name);
 // Where etwaudit's service (the scheduled task, the systemd unit) keeps its

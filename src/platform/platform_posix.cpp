@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <vector>
 
@@ -72,6 +73,13 @@ std::string stop_requested() {
 
 std::uint32_t current_pid() {
   return static_cast<std::uint32_t>(::getpid());
+}
+
+std::int64_t utc_offset_seconds(std::int64_t ns) {
+  const std::time_t seconds = static_cast<std::time_t>(ns / 1'000'000'000 - (ns % 1'000'000'000 < 0));
+  std::tm local{};
+  if (!::localtime_r(&seconds, &local)) return 0;
+  return local.tm_gmtoff;
 }
 
 std::optional<std::string> environment_variable(const char* name) {

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 
 #include "platform/platform.h"
 #include "platform/win32.h"
@@ -97,6 +98,14 @@ std::string stop_requested() {
 
 std::uint32_t current_pid() {
   return GetCurrentProcessId();
+}
+
+std::int64_t utc_offset_seconds(std::int64_t ns) {
+  const __time64_t seconds = ns / 1'000'000'000 - (ns % 1'000'000'000 < 0);
+  std::tm local{};
+  if (_localtime64_s(&local, &seconds) != 0) return 0;
+  const __time64_t as_utc = _mkgmtime64(&local);  // the local wall clock read as UTC
+  return as_utc == -1 ? 0 : static_cast<std::int64_t>(as_utc - seconds);
 }
 
 std::optional<std::string> environment_variable(const char* name) {

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/glob.h"
 #include "core/time_format.h"
+#include "platform/platform.h"
 #include "query/read_only_guard.h"
 #include "query/sql_functions.h"
 #include "store/activity_columns.h"
@@ -166,11 +167,12 @@ std::string windowed_minutes(const QueryFilters& filters) {
 }  // namespace
 
 std::int64_t parse_time_argument(const std::string& option, const std::string& value, std::int64_t now) {
-  if (auto relative = parse_duration(value)) return now - *relative;
-  if (auto absolute = parse_iso8601(value)) return *absolute;
-  throw UsageError(option + " '" + value +
-                   "': expected ISO-8601 with Z or an offset (2026-12-02T10:15:00Z, 2026-12-02T11:15:00+01:00) "
-                   "or a time back from now (90s, 15m, 2h, 7d)");
+  if (auto time = parse_time_point(value, now, utc_offset_seconds)) return *time;
+  throw UsageError(option + " '" + value + "': " +
+                   (is_bare_number(value) ? "a number needs its unit: " + value + "m, " + value + "h, " + value + "d?"
+                                          : std::string("expected a date or a time (2026-12-02, '2026-12-02 10:16', "
+                                                        "10:16, local time; 2026-12-02T10:16:00Z, ...+01:00), "
+                                                        "today, yesterday, now, or back from now (15m, 1h30m, -2h)")));
 }
 
 void check_glob_argument(const std::string& option, const std::string& value) {

@@ -357,12 +357,14 @@ std::int64_t nice_byte_ceiling(std::int64_t value) {
   return nice_ceiling((value + unit - 1) / unit) * unit;
 }
 
-// "2026-12-02 10:15" style labels for a time axis with this bucket.
+// "2026-12-02 10:15" style labels for a time axis with this bucket; the
+// first says the zone, UTC, as every time of the page is.
 std::string axis_label(std::int64_t ns, std::int64_t bucket_ns, bool first) {
   const std::string iso = format_iso8601(ns);
-  if (bucket_ns >= 24 * ns_per_hour) return iso.substr(0, 10);
-  if (bucket_ns >= ns_per_hour) return iso.substr(5, 5) + " " + iso.substr(11, 5);
-  return first ? iso.substr(0, 10) + " " + iso.substr(11, 5) : iso.substr(11, 5);
+  const std::string zone = first ? " UTC" : "";
+  if (bucket_ns >= 24 * ns_per_hour) return iso.substr(0, 10) + zone;
+  if (bucket_ns >= ns_per_hour) return iso.substr(5, 5) + " " + iso.substr(11, 5) + zone;
+  return first ? iso.substr(0, 10) + " " + iso.substr(11, 5) + zone : iso.substr(11, 5);
 }
 
 class Page {

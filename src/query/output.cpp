@@ -142,6 +142,22 @@ OutputFormat parse_output_format(const std::string& given) {
   throw UsageError("--format '" + given + "': expected table, csv, json or jsonl");
 }
 
+void show_local_times(std::vector<Table>& results, const UtcOffsetAt& offset_at) {
+  for (Table& table : results)
+    for (auto& row : table.rows)
+      for (Cell& cell : row) {
+        const std::string& text = cell.text;
+        if (cell.type != Cell::Type::text || text.size() < 20 || text.size() > 30 || text[10] != 'T' ||
+            text.back() != 'Z')
+          continue;
+        const auto ns = parse_iso8601(text);
+        if (!ns) continue;
+        const std::string local = format_iso8601_at_offset(*ns, offset_at(*ns));
+        // The date and time of day, the fraction as it was given, the offset.
+        cell.text = local.substr(0, 19) + text.substr(19, text.size() - 20) + local.substr(local.size() - 6);
+      }
+}
+
 std::optional<OutputFormat> output_format_of_file(const std::string& path) {
   const std::size_t dot = path.find_last_of('.');
   if (dot == std::string::npos || path.find_first_of("/\\", dot) != std::string::npos) return std::nullopt;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/time_format.h"
 #include "query/report.h"
 
 namespace etwaudit {
@@ -28,6 +29,11 @@ OutputFormat parse_output_format(const std::string& name);
 // The format a file's extension names (.csv, .json, .jsonl or .ndjson,
 // .txt a table), for --output without --format; nullopt for another.
 std::optional<OutputFormat> output_format_of_file(const std::string& path);
+
+// --local: every time in results (a text cell in ISO-8601 UTC,
+// "2026-12-02T10:15:30.1234567Z") as the local clock shows it, with its
+// offset ("2026-12-02T11:15:30.1234567+01:00"), to the same fraction.
+void show_local_times(std::vector<Table>& results, const UtcOffsetAt& offset_at);
 
 // shorten: tables shorten long paths (for a terminal; not for a file or a
 // pipe, where every value is whole).
