@@ -122,3 +122,41 @@ TEST_CASE("a table shortens long paths only when asked (on a terminal), and keep
   CHECK_THAT(whole.str(), Catch::Contains(path) && Catch::Contains(command));
   CHECK_THAT(shortened.str(), Catch::Contains("\u2026") && !Catch::Contains(path) && !Catch::Contains(command));
 }
+
+TEST_CASE("columns line up by the width a terminal gives each character: CJK and emoji take two", "[output]") {
+  Table table;
+  table.name = "files";
+  table.columns = {"path", "events"};
+  table.rows = {{text("/srv/\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E.txt"), integer(1)},  // 日本語: 6 columns
+                {text("/srv/\xF0\x9F\x93\x81notes.txt"), integer(22)},                // 📁: 2 columns
+                {text("/srv/Cafe\xCC\x81.txt"), integer(333)},                        // e + combining acute: 1
+                {text("/srv/plain-name.txt"), integer(4444)}};
+  const std::string out = render({table}, OutputFormat::table);
+  // Every line of the table ends in the same column.
+  std::istringstream lines(out);
+  std::string line;
+  std::vector<std::size_t> ends;
+  while (std::getline(lines, line) && line.rfind("(", 0) != 0) {
+    std::size_t columns = 0;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+      const auto byte = static_cast<unsigned char>(line[i]);
+      if ((byte & 0xC0) == 0x80) continue;
+      columns += byte >= 0xE5 && byte < 0xF0 ? 2 : byte >= 0xF0 ? 2 : 1;  // this table's wide characters
+      if (byte == 0xCC) columns -= 1;                                     // the combining accent
+    }
+    ends.push_back(columns);
+  }
+  REQUIRE(ends.size() == 6);
+  for (std::size_t end : ends) CHECK(end == ends.front());
+  // Shortened in the middle by columns, not characters.
+  const std::string wide = "/srv/" + std::string(30, 'a') + "/\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E\xE6\x97\xA5" +
+                           "\xE6\x9C\xAC\xE8\xAA\x9E\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E.txt";
+  const std::string shortened = shorten_path(wide, 20);
+  std::size_t columns = 0;
+  for (char c : shortened) {
+    const auto byte = static_cast<unsigned char>(c);
+    if ((byte & 0xC0) != 0x80) columns += byte >= 0xE5 && byte < 0xF0 ? 2 : 1;
+  }
+  CHECK(columns <= 20);
+  CHECK_THAT(shortened, Catch::EndsWith(".txt"));
+}

@@ -7,7 +7,7 @@
 #   bash tools/build-windows.sh [--test]
 #
 # The dependencies come from Debian, never from /usr/include (glibc headers
-# break a mingw build): SQLiteCpp and the SQLite it bundles, and zlib, as
+# break a mingw build): SQLiteCpp and the SQLite it bundles, zlib and utf8proc, as
 # source packages (`apt-get source`, which needs a deb-src entry), and copies
 # of the header-only cxxopts, Catch2 v2 and nlohmann-json headers. All of it
 # goes to build-windows/deps/, which CMakeLists.txt reads through
@@ -37,7 +37,7 @@ bash tools/install-packages.sh cmake g++-mingw-w64-x86-64-posix wine64 dpkg-dev 
   nlohmann-json3-dev clickhouse-server clickhouse-client sqlite3 python3
 
 # Source packages (SQLiteCpp with the SQLite it bundles; zlib for gzip
-# bodies), unpacked into deps/ once. apt-get source needs a deb-src line for
+# bodies; utf8proc for the width of text in tables), unpacked into deps/ once. apt-get source needs a deb-src line for
 # bookworm main.
 mkdir -p "$deps"
 source_package() {  # package, a file its unpacked folder must have
@@ -64,6 +64,7 @@ source_package() {  # package, a file its unpacked folder must have
 }
 source_package sqlitecpp sqlite3/sqlite3.c
 source_package zlib deflate.c
+source_package utf8proc utf8proc.c
 
 # Header-only dependencies: copied from Debian's packages, never included from /usr/include.
 mkdir -p "$deps/include/catch2"

@@ -75,7 +75,7 @@ fi
 
 # --- Debian packages: only what is missing, one apt-get update -------------
 packages=(clang libclang-rt-14-dev llvm-14 cmake make pkg-config libsqlitecpp-dev libsqlite3-dev
-          libcxxopts-dev nlohmann-json3-dev)
+          libcxxopts-dev nlohmann-json3-dev libutf8proc-dev)
 bash tools/install-packages.sh "${packages[@]}"
 
 # --- build -------------------------------------------------------------------

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config libsqlitecpp-dev libsqlite3-dev libcxxopts-dev catch2
-          nlohmann-json3-dev libcurl4-openssl-dev zlib1g-dev sqlite3 fatrace python3 clang-format
+          nlohmann-json3-dev libcurl4-openssl-dev zlib1g-dev libutf8proc-dev sqlite3 fatrace python3 clang-format
           clang bpftool libbpf-dev libelf-dev)
 
 bash tools/install-packages.sh "${packages[@]}"

@@ -1,5 +1,7 @@
 #include "query/output.h"
 
+#include <utf8proc.h>
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -14,21 +16,54 @@ constexpr std::size_t max_path_width = 60;     // path columns
 constexpr std::size_t max_process_width = 40;  // process images: the name matters most
 
 // Display width of UTF-8 text: code points, not bytes.
-std::size_t display_width(const std::string& text) {
-  return static_cast<std::size_t>(
-      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+// Each character of text: where its bytes begin and how many columns of a
+// terminal it takes (utf8proc: 2 for East Asian wide characters and most
+// emoji, 0 for combining marks; a byte that is not UTF-8, 1).
+struct Glyph {
+  std::size_t at;
+  int width;
+};
+std::vector<Glyph> glyphs(const std::string& text) {
+  std::vector<Glyph> found;
+  const auto* bytes = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
+  for (std::size_t i = 0; i < text.size();) {
+    utf8proc_int32_t code = 0;
+    const utf8proc_ssize_t length = utf8proc_iterate(bytes + i, static_cast<utf8proc_ssize_t>(text.size() - i), &code);
+    if (length <= 0) {
+      found.push_back({i, 1});
+      i += 1;
+      continue;
+    }
+    found.push_back({i, std::max(0, utf8proc_charwidth(code))});
+    i += static_cast<std::size_t>(length);
+  }
+  return found;
 }
 
-// Byte offset of the code point with index n.
-std::size_t byte_offset(const std::string& text, std::size_t n) {
-  std::size_t seen = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
-      if (seen == n) return i;
-      ++seen;
-    }
+std::size_t display_width(const std::string& text) {
+  std::size_t width = 0;
+  for (const Glyph& glyph : glyphs(text)) width += static_cast<std::size_t>(glyph.width);
+  return width;
+}
+
+// The longest start of text at most columns wide, and the longest end.
+std::string start_of_width(const std::string& text, std::size_t columns) {
+  std::size_t used = 0;
+  for (const Glyph& glyph : glyphs(text)) {
+    if (used + static_cast<std::size_t>(glyph.width) > columns) return text.substr(0, glyph.at);
+    used += static_cast<std::size_t>(glyph.width);
   }
-  return text.size();
+  return text;
+}
+std::string end_of_width(const std::string& text, std::size_t columns) {
+  const std::vector<Glyph> all = glyphs(text);
+  std::size_t used = 0, at = text.size();
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    if (used + static_cast<std::size_t>(it->width) > columns) break;
+    used += static_cast<std::size_t>(it->width);
+    at = it->at;
+  }
+  return text.substr(at);
 }
 
 bool is_bytes_column(const std::string& name) {
@@ -195,7 +230,7 @@ std::string shorten_path(const std::string& path, std::size_t max_width) {
   }
   // A name too long for that: cut inside it, keeping its end.
   const std::size_t keep_end = budget / 2, keep_start = budget - keep_end;
-  return path.substr(0, byte_offset(path, keep_start)) + "\u2026" + path.substr(byte_offset(path, width - keep_end));
+  return start_of_width(path, keep_start) + "\u2026" + end_of_width(path, keep_end);
 }
 
 void write_results(std::ostream& out, const std::vector<Table>& results, OutputFormat format, bool shorten) {
