@@ -377,10 +377,18 @@ TEST_CASE("a second collector on the same database is refused while the first ru
   LiveCollector first(dir);
   first.send(0, 10);
   REQUIRE(wait_until(first.db, "SELECT count(*) FROM events", 10));
+  // An open run has no end yet, only its last commit.
+  CHECK(query_int(first.db, "SELECT ended IS NULL AND last_commit IS NOT NULL FROM v_runs") == 1);
   TempDir other;
   auto second = run(other, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", first.db});
   CHECK(second.exit_code == 1);
   CHECK_THAT(second.err, Catch::Contains("another etwaudit collector is writing to it"));
+  // A live one too, before its source says what it would watch.
+  auto live = run(other, {"collect", "--db", first.db});
+  CHECK(live.exit_code == 1);
+  CHECK_THAT(live.err, Catch::StartsWith("etwaudit collect: cannot open database '" + first.db +
+                                         "': another etwaudit collector is writing to it") &&
+                           !Catch::Contains("watching"));
   CHECK(query_int(first.db, "SELECT count(*) FROM collector_runs") == 1);
 }
 

@@ -38,7 +38,7 @@ TEST_CASE("summary counts operations, totals and coverage", "[reports]") {
   REQUIRE(sections.size() == 3);
   CHECK(sections[0] == Rows{"read|6|10904", "write|3|1160", "close|1|NULL", "delete|1|NULL", "open|1|NULL"});
   CHECK(sections[1] == Rows{"12|10904|1160|3|5|0"});
-  CHECK(sections[2] == Rows{"2|2026-12-02T10:00:01.0000000Z|2026-12-02T11:00:08.0000000Z|1|3535|0|0|0"});
+  CHECK(sections[2] == Rows{"2|2026-12-02T10:00:01.0000000Z|2026-12-02T11:00:08.0000000Z|1|3535.0|0|0|0"});
 }
 
 TEST_CASE("a window that cuts through a segment counts exactly the events inside it", "[reports]") {
@@ -236,11 +236,14 @@ TEST_CASE("unresolved counts events without a file name, by process", "[reports]
 TEST_CASE("gaps shows uncovered time and each run's losses", "[reports]") {
   ReportFixture fixture;
   auto sections = fixture.run("gaps");
-  CHECK(sections[0] == Rows{"2026-12-02T10:01:10.0000000Z|2026-12-02T11:00:05.0000000Z|3535"});
+  CHECK(sections[0] == Rows{"2026-12-02T10:01:10.0000000Z|2026-12-02T11:00:05.0000000Z|3535.0"});
   REQUIRE(sections[1].size() == 2);
   CHECK_THAT(sections[1][0], Catch::StartsWith("1|replay:first.jsonl|host|2026-12-02T10:00:01.0000000Z|"
                                                "2026-12-02T10:01:10.0000000Z|8|0|0|0|0|0|end of input"));
-  CHECK(fixture.run("gaps", window("11:00:00", "12:00:00"))[0].empty());
+  // The asked window's edges count: before the second run began, after it ended.
+  CHECK(fixture.run("gaps", window("11:00:00", "12:00:00"))[0] ==
+        Rows{"2026-12-02T11:00:00.0000000Z|2026-12-02T11:00:05.0000000Z|5.0",
+             "2026-12-02T11:00:08.0000000Z|2026-12-02T12:00:00.0000000Z|3592.0"});
 }
 
 TEST_CASE("reports over pruned hours answer from the hourly totals, listings keep only what is left",

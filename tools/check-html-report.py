@@ -19,8 +19,9 @@ page, and has Debian's chromium load it from the file: the DOM it builds
 - the screenshot is a page of the expected width whose charts were drawn
   (pixels in the colours of reads and writes, and of the gap).
 
-It runs twice: over everything, and with --process and --since. Exits 77
-(skipped) when chromium is not installed, 1 on the first disagreement.
+It runs twice: over everything, and with --process, --since and --until (a
+window that ends before now, so that its gaps are the same in the page and
+in the query run after it). Exits 77 (skipped) when chromium is not installed, 1 on the first disagreement.
 """
 
 import argparse
@@ -257,7 +258,8 @@ def main():
         connection.execute("UPDATE collector_runs SET events_lost = 7, events_dropped = 3 WHERE run_id = 2")
 
     check_page(args.etwaudit, db, out, "everything", [], args.screenshot or os.path.join(out, "report.png"))
-    check_page(args.etwaudit, db, out, "filtered", ["--process", "*.exe", "--since", "2026-12-02T10:16:00Z"])
+    check_page(args.etwaudit, db, out, "filtered", ["--process", "*.exe", "--since", "2026-12-02T10:16:00Z",
+                                                 "--until", "2026-12-02T13:00:00Z"])
     return 0
 
 

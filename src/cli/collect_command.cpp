@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/shipping.h"
+#include "cli/status_line.h"
 #include "core/error.h"
 #include "core/glob.h"
 #include "core/human_format.h"
@@ -23,6 +24,7 @@
 #include "store/database.h"
 #include "store/destinations.h"
 #include "store/event_writer.h"
+#include "store/open_run.h"
 #include "store/retention.h"
 
 namespace etwaudit {
@@ -226,6 +228,8 @@ CollectRequest parse_collect(const cxxopts::ParseResult& args) {
   }
   request.filter = record_filter(args);
   request.quiet = args.count("quiet") > 0;
+  // A second collector is refused before its source says what it watches.
+  refuse_if_collector_running(request.db_path);
   LiveSourceRequest live;
   live.database_path = request.db_path;
   live.own_pid = current_pid();
@@ -302,9 +306,15 @@ int run_collect(CollectRequest& request) {
   if (show_status) {
     collection.on_progress = [&](const RunStats& s) {
       const std::uint64_t received = s.received.load();
-      std::cerr << "\r\033[K" << with_thousands(received - last_received) << " events/s | written "
-                << with_thousands(s.written) << " | dropped " << with_thousands(s.dropped + s.lost) << " | unresolved "
-                << with_thousands(s.unresolved) << " | db " << human_bytes(database_bytes(db_path)) << std::flush;
+      StatusLine line;
+      line.events_per_second = received - last_received;
+      line.written = s.written;
+      line.dropped = s.dropped;
+      line.lost = s.lost;
+      line.excluded = s.excluded;
+      line.unresolved = s.unresolved;
+      line.database_bytes = database_bytes(db_path);
+      std::cerr << "\r\033[K" << status_line(line, stderr_columns()) << std::flush;
       last_received = received;
     };
   }

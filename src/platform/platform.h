@@ -67,6 +67,9 @@ void create_owner_only(const std::string& path);
 // Flushes file and asks the OS to put it on disk; false on failure.
 bool flush_to_disk(std::FILE* file);
 bool stderr_is_terminal();
+// How many columns the terminal standard error writes to has; 0 when it is
+// no terminal or does not say.
+int stderr_columns();
 bool stdout_is_terminal();
 // Lets the calling thread yield the CPU to the process's others when they
 // compete (Linux: nice +10 for this thread; Windows: below normal): for

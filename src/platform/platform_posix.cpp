@@ -1,6 +1,7 @@
 // platform.h on POSIX: signals, /proc, the terminal.
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -98,6 +99,11 @@ std::string host_name() {
 
 bool stderr_is_terminal() {
   return ::isatty(STDERR_FILENO) != 0;
+}
+
+int stderr_columns() {
+  winsize size{};
+  return ::ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 ? size.ws_col : 0;
 }
 
 std::vector<std::string> utf8_arguments(int argc, char** argv) {

@@ -15,6 +15,7 @@
 
 #include "core/closest_name.h"
 #include "core/error.h"
+#include "core/time_format.h"
 #include "query/filters.h"
 #include "query/sql_text.h"
 #include "store/embedded_sql.h"
@@ -215,6 +216,7 @@ std::string prepare_filters(SQLite::Database& db, QueryFilters& filters, Params&
 std::vector<Table> run_statements(SQLite::Database& db, const std::vector<ReportSection>& statements,
                                   QueryFilters filters, Params params, std::size_t max_rows) {
   if (!params.count("limit")) params["limit"] = std::to_string(no_limit);
+  if (!params.count("now")) params["now"] = std::to_string(now_ns());  // where a window without --until ends
   const std::string ctes = prepare_filters(db, filters, params);
   std::vector<Table> results;
   for (const ReportSection& statement : statements) {

@@ -96,7 +96,8 @@ inline constexpr std::int64_t no_limit = INT64_MAX;
 
 // Runs statements (a report's sections or the user's SQL) with the filter
 // CTEs in front of every SELECT/WITH statement and the filter values, plus
-// params, bound (:limit, when params lack it, as no_limit). One Table per
+// params, bound (:limit, when params lack it, as no_limit; :now as the
+// time now, in ns). One Table per
 // statement; at most max_rows rows each (the statement is not stepped
 // further). db needs prepare_read_connection.
 std::vector<Table> run_statements(SQLite::Database& db, const std::vector<ReportSection>& statements,

@@ -2,6 +2,10 @@
 
 #include <SQLiteCpp/Statement.h>
 
+#include <filesystem>
+
+#include "core/error.h"
+#include "core/utf8_path.h"
 #include "store/writer_lock.h"
 
 namespace etwaudit {
@@ -22,6 +26,20 @@ OpenRun open_run(SQLite::Database& db) {
 bool collector_running(const std::string& path) {
   WriterLock probe;
   return !probe.try_lock(path);
+}
+
+void refuse_if_collector_running(const std::string& path) {
+  std::error_code error;
+  if (!std::filesystem::exists(utf8_path(path), error)) return;
+  bool running = false;
+  try {
+    running = collector_running(path);
+  } catch (const Error&) {
+    return;  // a database that cannot be opened: opening it says why
+  }
+  if (running)
+    throw Error("cannot open database '" + path +
+                "': another etwaudit collector is writing to it (one collector per database)");
 }
 
 }  // namespace etwaudit

@@ -24,5 +24,8 @@ OpenRun open_run(SQLite::Database& db);
 // before opening the database, or after its last read: closing the probe's
 // descriptor drops this process's POSIX locks on the file.
 bool collector_running(const std::string& path);
+// Throws Error "cannot open database 'PATH': another etwaudit collector is
+// writing to it" when one is: before a collector says what it watches.
+void refuse_if_collector_running(const std::string& path);
 
 }  // namespace etwaudit
