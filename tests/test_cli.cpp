@@ -1397,3 +1397,42 @@ TEST_CASE("times in: local dates and words; times out: UTC, or the local clock w
   REQUIRE(run(dir, {"report", "-d", db, "-o", page}).exit_code == 0);
   CHECK_THAT(read_file(page), Catch::Contains(" UTC</text>"));
 }
+
+TEST_CASE("a database in a folder that cannot be written is read as it is; --db takes file: URIs", "[cli][habits]") {
+  TempDir dir;
+  const auto folder = dir.file("evidence"), mounted = dir.file("mounted");
+  fs::create_directories(folder);
+  fs::create_directories(mounted);
+  const auto db = folder + "/audit.db";
+  REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db}).exit_code == 0);
+  for (const char* suffix : {"-wal", "-shm"}) fs::remove(db + suffix);  // as a copy of the file alone has it
+  // Read-only: a read-only bind mount for root (whom permissions do not stop), the folder's mode otherwise.
+  std::string readable = db;
+  const bool root = ::geteuid() == 0;
+  if (root) {
+    const std::string mount =
+        "mount --bind '" + folder + "' '" + mounted + "' && mount -o remount,ro,bind '" + mounted + "' 2>/dev/null";
+    if (std::system(mount.c_str()) != 0) {
+      WARN("this root may not mount: the read-only check is skipped");
+      return;
+    }
+    readable = mounted + "/audit.db";
+  } else {
+    fs::permissions(folder, fs::perms::owner_read | fs::perms::owner_exec);
+  }
+  auto summary = run(dir, {"query", "summary", "-d", readable, "-f", "jsonl"});
+  auto status = run(dir, {"status", "-d", readable});
+  auto uri = run(dir, {"query", "-d", "file:" + readable + "?immutable=1", "--sql",
+                       "SELECT count(*) AS n FROM v_events", "-f", "csv"});
+  if (root)
+    std::system(("umount '" + mounted + "'").c_str());
+  else
+    fs::permissions(folder, fs::perms::owner_all);
+  CHECK(summary.exit_code == 0);
+  CHECK_THAT(summary.out, Catch::Contains("\"events\":163"));
+  CHECK_THAT(summary.err, Catch::Contains("is in a folder that cannot be written: read as it is on disk (immutable)"));
+  CHECK(status.exit_code == 0);
+  CHECK_THAT(status.out, Catch::Contains("collector: not running"));
+  CHECK(uri.exit_code == 0);
+  CHECK(uri.out == "n\r\n41\r\n");
+}

@@ -347,7 +347,10 @@ int describe_database(const cxxopts::ParseResult& args) {
       (args.count("tables") && args.count("report")))
     throw UsageError(std::string(args.count("tables") ? "--tables" : "--schema") +
                      " lists the database's tables; it runs no report or SQL");
-  auto db = open_read_only(database_argument(args, DatabaseUse::existing));
+  const std::string path = database_argument(args, DatabaseUse::existing);
+  std::string note;
+  auto db = open_read_only(path, &note);
+  if (!note.empty()) std::cerr << "etwaudit query: note: " << note << "\n";
   const std::string objects =
       "SELECT name, type, tbl_name, sql FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE "
       "'sqlite_%' ORDER BY type = 'view', name";
@@ -378,7 +381,9 @@ int describe_database(const cxxopts::ParseResult& args) {
 }
 
 int run_query(const QueryRequest& request) {
-  auto db = open_read_only(request.db_path);
+  std::string note;
+  auto db = open_read_only(request.db_path, &note);
+  if (!note.empty()) std::cerr << "etwaudit query: note: " << note << "\n";
   prepare_read_connection(*db);
   // A report's LIMIT :limit asks for one row more than it shows, which
   // tells whether the limit cut anything; ad-hoc SQL is stepped no further.

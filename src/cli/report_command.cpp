@@ -79,7 +79,9 @@ ReportRequest parse_report_command(const cxxopts::ParseResult& args) {
 }
 
 int run_report(const ReportRequest& request) {
-  auto db = open_read_only(request.db_path);
+  std::string note;
+  auto db = open_read_only(request.db_path, &note);
+  if (!note.empty()) std::cerr << "etwaudit report: note: " << note << "\n";
   prepare_read_connection(*db);
   const std::string html = build_html_report(*db, request.page);
   // Written to a temporary name and renamed, so that a page being

@@ -84,10 +84,17 @@ int status_command(int argc, const char* const* argv) {
 
   // The probe first: closing its descriptor would drop the read
   // connection's locks (store/open_run.h).
-  if (std::error_code error; !std::filesystem::exists(utf8_path(path), error))
+  if (std::error_code error; !is_sqlite_uri(path) && !std::filesystem::exists(utf8_path(path), error))
     throw Error("database '" + path + "' does not exist");
-  const bool running = collector_running(path);
-  auto db = open_read_only(path);
+  bool running = false;
+  try {
+    running = !is_sqlite_uri(path) && collector_running(path);
+  } catch (const Error&) {
+    // a file that cannot be opened to lock it (a read-only medium): no collector writes it
+  }
+  std::string note;
+  auto db = open_read_only(path, &note);
+  if (!note.empty()) std::cerr << "etwaudit status: note: " << note << "\n";
   const OpenRun run = open_run(*db);
   const std::uint64_t used = used_bytes(*db);
   const std::int64_t page_size = db->execAndGet("PRAGMA page_size").getInt64();

@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -206,26 +207,80 @@ std::unique_ptr<SQLite::Database> open_for_maintenance(const std::string& path, 
   return db;
 }
 
-std::unique_ptr<SQLite::Database> open_read_only(const std::string& path) {
+bool is_sqlite_uri(const std::string& path) {
+  return path.rfind("file:", 0) == 0;
+}
+
+namespace {
+
+std::string sqlite_file_uri(const std::string& path, const std::string& query) {
+  std::string name = path;
+#ifdef _WIN32
+  std::replace(name.begin(), name.end(), '\\', '/');
+  if (name.size() >= 2 && name[1] == ':') name = "/" + name;  // file:/C:/...
+#endif
+  std::string uri = "file:";
+  for (char c : name) {
+    if (c == '?' || c == '#' || c == '%') {
+      char escaped[4];
+      std::snprintf(escaped, sizeof escaped, "%%%02X", static_cast<unsigned char>(c));
+      uri += escaped;
+    } else {
+      uri += c;
+    }
+  }
+  return query.empty() ? uri : uri + "?" + query;
+}
+
+// Opens name (path, or a URI for it) read-only and checks that it is an
+// etwaudit database of this program's schema version.
+std::unique_ptr<SQLite::Database> open_read_only_as(const std::string& path, const std::string& name, int flags) {
+  auto db = std::make_unique<SQLite::Database>(name, flags);
+  db->exec("PRAGMA busy_timeout = 10000");
+  const int version = user_version(*db);
+  check_not_newer(*db, version);
+  if (version == 0) throw Error("'" + path + "' is not an etwaudit database");
+  if (version < program_schema_version())
+    throw Error("database '" + path + "' has schema version " + std::to_string(version) +
+                ", older than this etwaudit's (" + std::to_string(program_schema_version()) +
+                "): it is upgraded in place when a collector next opens it, or now with 'etwaudit prune --db " + path +
+                " --upgrade'");
+  return db;
+}
+
+}  // namespace
+
+std::unique_ptr<SQLite::Database> open_read_only(const std::string& path, std::string* note) {
   configure_sqlite();
   std::error_code error;
-  if (!fs::exists(utf8_path(path), error)) throw Error("database '" + path + "' does not exist");
-  std::unique_ptr<SQLite::Database> db;
+  const bool uri = is_sqlite_uri(path);
+  if (!uri && !fs::exists(utf8_path(path), error)) throw Error("database '" + path + "' does not exist");
   try {
-    db = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX);
-    db->exec("PRAGMA busy_timeout = 10000");
-    int version = user_version(*db);
-    check_not_newer(*db, version);
-    if (version == 0) throw Error("'" + path + "' is not an etwaudit database");
-    if (version < program_schema_version())
-      throw Error("database '" + path + "' has schema version " + std::to_string(version) +
-                  ", older than this etwaudit's (" + std::to_string(program_schema_version()) +
-                  "): it is upgraded in place when a collector next opens it, or now with 'etwaudit prune --db " +
-                  path + " --upgrade'");
+    return open_read_only_as(path, path, SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX | (uri ? SQLite::OPEN_URI : 0));
   } catch (const SQLite::Exception& e) {
-    throw Error("cannot open database '" + path + "': " + e.what());
+    const int code = e.getErrorCode() & 0xff;
+    if (uri || (code != SQLITE_CANTOPEN && code != SQLITE_READONLY))
+      throw Error("cannot open database '" + path + "': " + e.what());
+    // A WAL database in a folder that cannot be written (a share, a CD,
+    // evidence mounted read-only): SQLite cannot make the -shm file its
+    // readers share, so the file is read as it is, without locks.
+    std::unique_ptr<SQLite::Database> db;
+    try {
+      db = open_read_only_as(path, sqlite_file_uri(path, "immutable=1"),
+                             SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX | SQLite::OPEN_URI);
+    } catch (const SQLite::Exception&) {
+      throw Error("cannot open database '" + path + "': " + e.what());
+    }
+    if (note) {
+      *note = "'" + path + "' is in a folder that cannot be written: read as it is on disk (immutable)";
+      const auto wal = fs::file_size(utf8_path(path + "-wal"), error);
+      if (!error && wal > 0)
+        *note += "; the events in its -wal file (" + std::to_string(wal / 1024) +
+                 " KiB) are not read: copy the database and its -wal file to a folder that can be written to "
+                 "see them";
+    }
+    return db;
   }
-  return db;
 }
 
 }  // namespace etwaudit

@@ -67,7 +67,12 @@ std::unique_ptr<SQLite::Database> open_for_maintenance(const std::string& path, 
 
 // A read-only connection for queries. Throws Error when the file does not
 // exist (it is never created), is not an etwaudit database or is newer than
-// the program.
-std::unique_ptr<SQLite::Database> open_read_only(const std::string& path);
+// the program. path may be an SQLite URI (file:audit.db?mode=ro). A
+// database in a folder that cannot be written (no -shm file can be made
+// there) is read as it is on disk (immutable=1), without its -wal file;
+// note then says so.
+std::unique_ptr<SQLite::Database> open_read_only(const std::string& path, std::string* note = nullptr);
+// True for an SQLite URI ("file:..."), which names no file to look for.
+bool is_sqlite_uri(const std::string& path);
 
 }  // namespace etwaudit
