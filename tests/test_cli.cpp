@@ -27,6 +27,7 @@
 
 using etwaudit::test::perfview_trace;
 using etwaudit::test::TempDir;
+using etwaudit::test::windows7_trace;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
@@ -535,7 +536,8 @@ TEST_CASE("queries run while a collector writes, without 'database is locked'", 
   }
 }
 
-TEST_CASE("import reads a trace once, refuses it twice unless forced, and fails clearly on junk", "[cli][import]") {
+TEST_CASE("import reads a trace once, skips it the second time unless forced, and fails clearly on junk",
+          "[cli][import]") {
   TempDir dir;
   const auto db = dir.file("audit.db");
   const std::string trace = perfview_trace();
@@ -543,8 +545,8 @@ TEST_CASE("import reads a trace once, refuses it twice unless forced, and fails 
   CHECK(first.exit_code == 0);
   CHECK_THAT(first.err, Catch::Contains("written 1,791 events; named 1,791 (100.0%)"));
   auto again = run(dir, {"import", trace, "--db", db});
-  CHECK(again.exit_code == 1);
-  CHECK_THAT(again.err, Catch::Contains("already imported as run 1") && Catch::Contains("--force"));
+  CHECK(again.exit_code == 0);  // nothing to do is no failure
+  CHECK_THAT(again.err, Catch::Contains("already imported as run 1") && Catch::Contains(", skipped (--force"));
   CHECK(query_int(db, "SELECT count(*) FROM events") == 1791);
   auto forced = run(dir, {"import", trace, "--db", db, "--force"});
   CHECK(forced.exit_code == 0);
@@ -568,7 +570,7 @@ TEST_CASE("import refuses a directory, a FIFO and a device at once, before touch
   const auto fifo = dir.file("trace.etl");
   REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {dir.path(), "' is a directory"},
+      {dir.path(), "' holds no .etl files"},  // (its trace.etl is the FIFO)
       {fifo, "' is not a regular file (a FIFO, device or socket)"},
       {"/dev/zero", "trace file '/dev/zero' is not a regular file"}};
   for (const auto& [path, message] : cases) {
@@ -1435,4 +1437,37 @@ TEST_CASE("a database in a folder that cannot be written is read as it is; --db 
   CHECK_THAT(status.out, Catch::Contains("collector: not running"));
   CHECK(uri.exit_code == 0);
   CHECK(uri.out == "n\r\n41\r\n");
+}
+
+TEST_CASE("import: a folder of traces, JSON lines pointed to collect, a trace without file events said so",
+          "[cli][import]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db");
+  const auto folder = dir.file("traces");
+  fs::create_directories(folder);
+  fs::copy_file(perfview_trace(), folder + "/b.ETL");
+  fs::copy_file(windows7_trace(), folder + "/a.etl");
+  std::ofstream(folder + "/notes.txt") << "not a trace";
+  auto all = run(dir, {"import", folder, "--db", db});
+  CHECK(all.exit_code == 0);
+  // Both, in the order of their names; the one without file events says what to record.
+  CHECK_THAT(all.err, Catch::Contains("a.etl: end of input") && Catch::Contains("b.ETL: end of input"));
+  CHECK(all.err.find("a.etl: end of input") < all.err.find("b.ETL: end of input"));
+  CHECK_THAT(all.err, Catch::Contains("a.etl holds no file events: it was recorded without the kernel's file I/O "
+                                      "events") &&
+                          Catch::Contains("wpr -start FileIO"));
+  CHECK(query_int(db, "SELECT count(*) FROM collector_runs") == 2);
+  // Again: each skipped, exit 0.
+  auto again = run(dir, {"import", folder, "--db", db});
+  CHECK(again.exit_code == 0);
+  CHECK(query_int(db, "SELECT count(*) FROM collector_runs") == 2);
+  // JSON lines are collect's.
+  const auto jsonl = dir.file("events.jsonl");
+  std::ofstream(jsonl) << "{\"time\":\"2026-12-02T10:00:00Z\",\"pid\":1,\"op\":\"read\",\"path\":\"/x\"}\n";
+  auto replay = run(dir, {"import", jsonl, "--db", dir.file("other.db")});
+  CHECK(replay.exit_code == 2);
+  CHECK_THAT(replay.err, Catch::Contains("holds JSON lines, not an ETW trace: replay it with 'etwaudit collect "
+                                         "--source replay:" +
+                                         jsonl + "'"));
+  CHECK_FALSE(fs::exists(dir.file("other.db")));
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cxxopts.hpp>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -82,6 +83,7 @@ struct ImportRequest {
   std::vector<std::string> files;
   DeviceMap device_map;
   OnBadInput on_bad_input = OnBadInput::stop;
+  std::uint64_t total_bytes = 0;  // of all the files: one progress line for them all
   bool force = false;
   bool quiet = false;
 };
@@ -101,10 +103,10 @@ cxxopts::Options import_options() {
       cxxopts::value<std::string>()->default_value("stop"), "stop|skip")
     ("force", "import a file even if this database already holds it")
     ("quiet", "no progress line while importing")
-    ("files", "trace files", cxxopts::value<std::vector<std::string>>());
+    ("files", "trace files, or folders of them", cxxopts::value<std::vector<std::string>>());
   // clang-format on
   options.parse_positional({"files"});
-  options.positional_help("TRACE.etl [TRACE.etl ...]");
+  options.positional_help("TRACE.etl|FOLDER ...");
   return options;
 }
 
@@ -118,9 +120,40 @@ void check_trace_file(const std::string& file) {
       throw Error("cannot read trace file '" + file + "': " + error.message());
     throw Error("trace file '" + file + "' does not exist");
   }
-  if (std::filesystem::is_directory(status)) throw Error("trace file '" + file + "' is a directory");
   if (!std::filesystem::is_regular_file(status))
     throw Error("trace file '" + file + "' is not a regular file (a FIFO, device or socket); name an .etl file");
+  // JSON lines are collect's replay input, not a trace.
+  std::string extension = utf8_name(utf8_path(file).extension());
+  for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  char first = 0;
+  std::ifstream(utf8_path(file), std::ios::binary).get(first);
+  if (extension == ".jsonl" || extension == ".json" || extension == ".ndjson" || first == '{')
+    throw UsageError("'" + file +
+                     "' holds JSON lines, not an ETW trace: replay it with 'etwaudit collect --source replay:" + file +
+                     "'");
+}
+
+// The files named, a folder standing for the .etl files in it (by name).
+std::vector<std::string> trace_files(const std::vector<std::string>& named) {
+  std::vector<std::string> files;
+  for (const std::string& name : named) {
+    std::error_code error;
+    if (!std::filesystem::is_directory(utf8_path(name), error)) {
+      files.push_back(name);
+      continue;
+    }
+    std::vector<std::string> inside;
+    for (const auto& entry : std::filesystem::directory_iterator(utf8_path(name), error)) {
+      std::string extension = utf8_name(entry.path().extension());
+      for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (extension == ".etl" && entry.is_regular_file(error)) inside.push_back(utf8_name(entry.path()));
+    }
+    if (error) throw Error("cannot read folder '" + name + "': " + error.message());
+    if (inside.empty()) throw Error("folder '" + name + "' holds no .etl files");
+    std::sort(inside.begin(), inside.end());
+    files.insert(files.end(), inside.begin(), inside.end());
+  }
+  return files;
 }
 
 ImportRequest parse_import(const cxxopts::ParseResult& args) {
@@ -133,17 +166,30 @@ ImportRequest parse_import(const cxxopts::ParseResult& args) {
   if (args.count("device-map"))
     for (const auto& mapping : args["device-map"].as<std::vector<std::string>>())
       request.device_map.add_mapping(mapping);
-  request.files = args["files"].as<std::vector<std::string>>();
-  for (const auto& file : request.files) check_trace_file(file);
+  request.files = trace_files(values_as_given(args, "files"));
+  for (const auto& file : request.files) {
+    check_trace_file(file);
+    std::error_code error;
+    request.total_bytes += std::filesystem::file_size(utf8_path(file), error);
+  }
   request.db_path = database_argument(args, DatabaseUse::create);
   request.force = args.count("force") > 0;
   request.quiet = args.count("quiet") > 0;
   return request;
 }
 
+// Where an import of several files is: the bytes of the files before this
+// one, and which one it is.
+struct Progress {
+  bool show = false;
+  std::uint64_t bytes_before = 0;
+  std::size_t file_number = 1;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+};
+
 // One file into the database as one run; false when the run failed.
 bool import_file(const ImportRequest& request, SQLite::Database& db, const std::string& file,
-                 const std::string& fingerprint, bool show_progress) {
+                 const std::string& fingerprint, const Progress& progress) {
   Catalog catalog;
   RunStats stats;
   EtlSource source(file, request.on_bad_input);
@@ -153,39 +199,56 @@ bool import_file(const ImportRequest& request, SQLite::Database& db, const std::
   CollectionOptions collection;
   collection.stop_requested = stop_requested;
   const auto started = std::chrono::steady_clock::now();
-  if (show_progress) {
+  if (progress.show) {
     collection.on_progress = [&](const RunStats&) {
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      const double done = static_cast<double>(source.bytes_done()), total = static_cast<double>(source.bytes_total());
-      const double eta = done > 0 && total > done ? seconds * (total - done) / done : 0;
-      char line[200];
-      std::snprintf(line, sizeof line, "\r\033[K%s: %s of %s, %s records/s, %.0f s left", file.c_str(),
-                    human_bytes(source.bytes_done()).c_str(), human_bytes(source.bytes_total()).c_str(),
+      const auto now = std::chrono::steady_clock::now();
+      const double seconds = std::chrono::duration<double>(now - started).count();
+      const double all_seconds = std::chrono::duration<double>(now - progress.started).count();
+      // One line for all the files: their bytes together.
+      const std::uint64_t done_bytes = progress.bytes_before + source.bytes_done();
+      const double done = static_cast<double>(done_bytes), total = static_cast<double>(request.total_bytes);
+      const double eta = done > 0 && total > done ? all_seconds * (total - done) / done : 0;
+      const std::string which = request.files.size() > 1 ? " (file " + std::to_string(progress.file_number) + " of " +
+                                                               std::to_string(request.files.size()) + ")"
+                                                         : "";
+      char line[300];
+      std::snprintf(line, sizeof line, "\r\033[K%s%s: %s of %s, %s records/s, %.0f s left", file.c_str(), which.c_str(),
+                    human_bytes(done_bytes).c_str(), human_bytes(request.total_bytes).c_str(),
                     with_thousands(static_cast<std::uint64_t>(source.records_done() / seconds)).c_str(), eta);
       std::cerr << line << std::flush;
     };
   }
   CollectionResult result = run_collection(source, catalog, writer, stats, collection);
-  if (show_progress) std::cerr << "\r\033[K";
+  if (progress.show) std::cerr << "\r\033[K";
   print_summary(std::cerr, file, result, source, stats, writer.resolved_events());
+  if (!result.failed && source.decoder_stats().file_events == 0)
+    std::cerr << "etwaudit import: warning: " << file
+              << " holds no file events: it was recorded without the kernel's file I/O events (the skipped kinds "
+                 "above are what it holds); record with them, e.g. 'wpr -start FileIO' or 'xperf -on "
+                 "PROC_THREAD+LOADER+FILE_IO+FILE_IO_INIT+DISK_IO'\n";
   return !result.failed;
 }
 
 int run_import(const ImportRequest& request) {
   WriteDatabase database(request.db_path);
   install_stop_handlers();
-  const bool show_progress = !request.quiet && stderr_is_terminal();
+  Progress progress;
+  progress.show = !request.quiet && stderr_is_terminal();
   bool failed = false;
   for (const auto& file : request.files) {
     const std::string fingerprint = file_fingerprint(file);
     std::string when;
+    std::error_code error;
+    const std::uint64_t bytes = std::filesystem::file_size(utf8_path(file), error);
     if (const auto run = earlier_import(database.db(), fingerprint, when); run != 0 && !request.force) {
+      // Nothing to do is no failure: importing a folder again imports what is new in it.
       std::cerr << "etwaudit import: " << file << ": already imported as run " << run << " on " << when
-                << " (--force imports it again)\n";
+                << ", skipped (--force imports it again)\n";
+    } else if (!import_file(request, database.db(), file, fingerprint, progress)) {
       failed = true;
-      continue;
     }
-    if (!import_file(request, database.db(), file, fingerprint, show_progress)) failed = true;
+    progress.bytes_before += bytes;
+    progress.file_number += 1;
     if (!stop_requested().empty()) break;
   }
   return failed ? 1 : 0;
