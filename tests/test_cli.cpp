@@ -726,7 +726,7 @@ TEST_CASE("status shows the database, its retention and the last run, and warns 
   CHECK_THAT(status.out, Catch::StartsWith("collector: not running\n"));
   CHECK_THAT(status.out, Catch::Contains("## last_run") && Catch::Contains("end of input") &&
                              Catch::Matches("[\\s\\S]*keep +30d[\\s\\S]*") &&
-                             Catch::Matches("[\\s\\S]*max_bytes +2147483648[\\s\\S]*") &&
+                             Catch::Matches("[\\s\\S]*max_bytes +2\\.0 GiB[\\s\\S]*") &&
                              Catch::Matches("[\\s\\S]*events +164[\\s\\S]*") &&
                              Catch::Matches("[\\s\\S]*failed +1[\\s\\S]*"));
   CHECK(status.err.empty());
@@ -1318,6 +1318,11 @@ TEST_CASE("query: short options, --format in any case or from --output's extensi
   auto status = run(dir, {"status", "-d", db, "-f", "csv"});
   CHECK(status.exit_code == 2);
   CHECK_THAT(status.err, Catch::Contains("CSV holds one"));
+  // status shows sizes as the other tables do; its JSON keeps the numbers.
+  auto sizes = run(dir, {"status", "-d", db});
+  CHECK_THAT(sizes.out, Catch::Matches("[\\s\\S]*\nfile_bytes +[0-9.]+ KiB\n[\\s\\S]*"));
+  auto data = run(dir, {"status", "-d", db, "-f", "jsonl"});
+  CHECK_THAT(data.out, Catch::Matches("[\\s\\S]*\"file_bytes\":[0-9]+,[\\s\\S]*"));
   // --op and --ops, a list or repeated.
   auto listed = run(dir, {"query", "recent", "-d", db, "--ops", "read,write", "-f", "csv", "-n", "all"});
   auto repeated = run(dir, {"query", "recent", "-d", db, "--op", "read", "--op", "write", "-f", "csv", "-n", "all"});

@@ -1,12 +1,14 @@
 // etwaudit status: what a database holds, how big it is, and whether its
 // collector is alive. Read-only; safe beside a running collector.
 
+#include <algorithm>
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/human_format.h"
 #include "core/time_format.h"
 #include "core/utf8_path.h"
 #include "platform/platform.h"
@@ -39,8 +41,13 @@ std::uint64_t file_bytes(const std::string& path) {
 Table transposed(const Table& table) {
   Table result{table.name, {"item", "value"}, {}};
   for (const auto& row : table.rows)
-    for (std::size_t c = 0; c < table.columns.size(); ++c)
-      result.rows.push_back({Cell{Cell::Type::text, table.columns[c]}, row[c]});
+    for (std::size_t c = 0; c < table.columns.size(); ++c) {
+      Cell value = row[c];
+      // Sizes as every other table shows them (the value column mixes kinds).
+      if (value.type == Cell::Type::integer && is_bytes_column(table.columns[c]))
+        value = Cell{Cell::Type::text, human_bytes(static_cast<std::uint64_t>(std::max(0LL, std::stoll(value.text))))};
+      result.rows.push_back({Cell{Cell::Type::text, table.columns[c]}, value});
+    }
   return result;
 }
 

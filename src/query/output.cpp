@@ -66,10 +66,6 @@ std::string end_of_width(const std::string& text, std::size_t columns) {
   return text.substr(at);
 }
 
-bool is_bytes_column(const std::string& name) {
-  return name == "bytes" || name == "size" || (name.size() > 6 && name.compare(name.size() - 6, 6, "_bytes") == 0);
-}
-
 bool is_path_column(const std::string& name) {
   return name == "path" || name == "process" || name == "image" || name == "nt_path" || name == "source" ||
          name == "command_line";
@@ -191,6 +187,10 @@ void show_local_times(std::vector<Table>& results, const UtcOffsetAt& offset_at)
         // The date and time of day, the fraction as it was given, the offset.
         cell.text = local.substr(0, 19) + text.substr(19, text.size() - 20) + local.substr(local.size() - 6);
       }
+}
+
+bool is_bytes_column(const std::string& name) {
+  return name == "bytes" || name == "size" || (name.size() > 6 && name.compare(name.size() - 6, 6, "_bytes") == 0);
 }
 
 std::optional<OutputFormat> output_format_of_file(const std::string& path) {

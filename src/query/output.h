@@ -35,6 +35,10 @@ std::optional<OutputFormat> output_format_of_file(const std::string& path);
 // offset ("2026-12-02T11:15:30.1234567+01:00"), to the same fraction.
 void show_local_times(std::vector<Table>& results, const UtcOffsetAt& offset_at);
 
+// A column of sizes in bytes (bytes, size, *_bytes, max_bytes): a table
+// shows them in KiB, MiB, GiB.
+bool is_bytes_column(const std::string& name);
+
 // shorten: tables shorten long paths (for a terminal; not for a file or a
 // pipe, where every value is whole).
 void write_results(std::ostream& out, const std::vector<Table>& results, OutputFormat format, bool shorten = false);
