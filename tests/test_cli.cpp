@@ -1476,3 +1476,26 @@ TEST_CASE("import: a folder of traces, JSON lines pointed to collect, a trace wi
                                          jsonl + "'"));
   CHECK_FALSE(fs::exists(dir.file("other.db")));
 }
+
+TEST_CASE("bytes fanotify never recorded are empty, not 0 B, and the ranking says it is by events", "[cli][habits]") {
+  TempDir dir;
+  const auto db = dir.file("audit.db");
+  REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db}).exit_code == 0);
+  auto with_sizes = run(dir, {"query", "top-files", "-d", db, "-f", "csv", "-n", "1"});
+  CHECK_THAT(with_sizes.out, Catch::Contains(",20971520,"));  // the sample's backup file: 20 MiB written
+  CHECK(with_sizes.err.empty());
+  {
+    SQLite::Database write(db, SQLite::OPEN_READWRITE);
+    write.exec("UPDATE collector_runs SET source = 'fanotify'");  // as a Linux run without eBPF records
+  }
+  auto top = run(dir, {"query", "top-files", "-d", db, "-f", "csv", "-n", "1"});
+  CHECK(top.exit_code == 0);
+  CHECK_THAT(top.out, Catch::StartsWith("path,read_bytes,write_bytes,disk_bytes,events,processes,failed\r\n") &&
+                          Catch::Contains(",,,,"));
+  CHECK_THAT(top.err,
+             Catch::Contains("recorded by fanotify, which gives no sizes") && Catch::Contains("ranked by events"));
+  auto json = run(dir, {"query", "summary", "-d", db, "-f", "jsonl"});
+  CHECK_THAT(json.out, Catch::Contains("\"read_bytes\":null"));
+  auto table = run(dir, {"query", "top-files", "-d", db, "-n", "3"});
+  CHECK(table.out.find(" 0 B") == std::string::npos);
+}
