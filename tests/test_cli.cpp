@@ -1403,6 +1403,13 @@ TEST_CASE("times in: local dates and words; times out: UTC, or the local clock w
   const auto page = dir.file("page.html");
   REQUIRE(run(dir, {"report", "-d", db, "-o", page}).exit_code == 0);
   CHECK_THAT(read_file(page), Catch::Contains(" UTC</text>"));
+  // --html is --output's old name: it still works, out of the help.
+  CHECK(run(dir, {"report", "-d", db, "--html", dir.file("old.html")}).exit_code == 0);
+  CHECK(fs::exists(dir.file("old.html")));
+  auto both = run(dir, {"report", "-d", db, "--html", page, "-o", page});
+  CHECK(both.exit_code == 2);
+  CHECK_THAT(both.err, Catch::Contains("--html is --output: give one of them"));
+  CHECK_THAT(run(dir, {"report", "--help"}).out, !Catch::Contains("--html"));
 }
 
 TEST_CASE("a database in a folder that cannot be written is read as it is; --db takes file: URIs", "[cli][habits]") {

@@ -43,6 +43,10 @@ std::vector<std::string> values_as_given(const cxxopts::ParseResult& args, const
 RetentionPolicy retention_arguments(const cxxopts::ParseResult& args, const char* keep_option);
 // --forget NAME of ship and export: lets the destination go (store/destinations.h).
 int forget_destination_command(const char* command, const cxxopts::ParseResult& args);
+// The group of options kept for their old names, left out of the help.
+inline constexpr const char* hidden_aliases = "aliases";
+// The value of option or its old name alias (a UsageError when both are given).
+std::optional<std::string> aliased_argument(const cxxopts::ParseResult& args, const char* option, const char* alias);
 // A text option's value, or nullopt when it was not given.
 std::optional<std::string> optional_argument(const cxxopts::ParseResult& args, const char* option);
 // A duration as an option gives it (90s, 1m30s, 500ms), in ns, at least

@@ -239,8 +239,7 @@ int export_command(int argc, const char* const* argv) {
   options.add_options()
     ("d,db", "database to export from (default: $ETWAUDIT_DB, else audit.db)", cxxopts::value<std::string>(), "FILE")
     ("format", "jsonl (one JSON object per line)", cxxopts::value<std::string>()->default_value("jsonl"), "FORMAT")
-    ("o,output,out", "folder to write files into, or - for standard output (--out the same)",
-      cxxopts::value<std::string>(), "FOLDER")
+    ("o,output", "folder to write files into, or - for standard output", cxxopts::value<std::string>(), "FOLDER")
     ("name", "the cursor's name (default: jsonl: and the folder)", cxxopts::value<std::string>(), "NAME")
     ("batch", "events per write and cursor step", cxxopts::value<std::size_t>()->default_value("10000"), "N")
     ("max-file-size", "start a new file past this size: 64MB", cxxopts::value<std::string>()->default_value("64MB"), "SIZE")
@@ -253,6 +252,7 @@ int export_command(int argc, const char* const* argv) {
       cxxopts::value<std::string>()->default_value("1s"), "DURATION")
     ("forget", "let the export NAME go for good: its cursor no longer holds --keep back; exports nothing",
       cxxopts::value<std::string>(), "NAME");
+  options.add_options(hidden_aliases)("out", "--output's old name", cxxopts::value<std::string>(), "FOLDER");
   // clang-format on
   const auto parsed = parse_options(options, argc, argv);
   if (!parsed) return 0;
@@ -262,8 +262,9 @@ int export_command(int argc, const char* const* argv) {
   request.db_path = database_argument(args, DatabaseUse::existing);
   if (args["format"].as<std::string>() != "jsonl")
     throw UsageError("--format: export writes jsonl, not '" + args["format"].as<std::string>() + "'");
-  if (!args.count("output")) throw UsageError("give --output FOLDER, or --output - for standard output");
-  request.out = args["output"].as<std::string>();
+  const auto output = aliased_argument(args, "output", "out");
+  if (!output) throw UsageError("give --output FOLDER, or --output - for standard output");
+  request.out = *output;
   if (request.out.empty()) throw UsageError("--out needs a folder, or - for standard output");
   if (request.out == "-") {
     request.name = "jsonl:-";

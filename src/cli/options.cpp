@@ -115,7 +115,10 @@ std::optional<cxxopts::ParseResult> parse_options(cxxopts::Options& options, int
     throw parse_error(options, error, argc, argv);
   }
   if (args.count("help")) {
-    std::cout << options.help();
+    std::vector<std::string> shown;
+    for (const std::string& group : options.groups())
+      if (group != hidden_aliases) shown.push_back(group);
+    std::cout << options.help(shown);
     if (more_help) {
       std::cout << "\n";
       more_help(std::cout);
@@ -152,6 +155,13 @@ int forget_destination_command(const char* command, const cxxopts::ParseResult& 
   forget_destination(*db, name);
   std::cerr << command << ": forgot '" << name << "': its cursor no longer holds retention back\n";
   return 0;
+}
+
+std::optional<std::string> aliased_argument(const cxxopts::ParseResult& args, const char* option, const char* alias) {
+  if (args.count(option) && args.count(alias))
+    throw UsageError("--" + std::string(alias) + " is --" + option + ": give one of them");
+  if (args.count(alias)) return args[alias].as<std::string>();
+  return optional_argument(args, option);
 }
 
 std::optional<std::string> optional_argument(const cxxopts::ParseResult& args, const char* option) {

@@ -33,11 +33,12 @@ cxxopts::Options report_options() {
   // clang-format off
   options.add_options()
     ("d,db", "database to read (default: $ETWAUDIT_DB, else audit.db)", cxxopts::value<std::string>(), "FILE")
-    ("o,output,html", "write the page to this file (--html the same)", cxxopts::value<std::string>(), "FILE")
+    ("o,output", "write the page to this file", cxxopts::value<std::string>(), "FILE")
     ("bucket", "timeline bucket: 1m, 1h or 1d (default: chosen by the time the data spans)",
       cxxopts::value<std::string>(), "1m|1h|1d")
     ("top", "files and processes in the bar charts", cxxopts::value<long>()->default_value("15"), "N")
     ("drill-downs", "files and processes with a section of their own", cxxopts::value<long>()->default_value("10"), "N");
+  options.add_options(hidden_aliases)("html", "--output's old name", cxxopts::value<std::string>(), "FILE");
   // clang-format on
   add_filter_options(options);
   return options;
@@ -53,8 +54,9 @@ long positive(const cxxopts::ParseResult& args, const char* option, long most) {
 ReportRequest parse_report_command(const cxxopts::ParseResult& args) {
   ReportRequest request;
   request.db_path = database_argument(args, DatabaseUse::existing);
-  if (!args.count("output")) throw UsageError("give the page's file: --output FILE");
-  request.html_path = args["output"].as<std::string>();
+  const auto output = aliased_argument(args, "output", "html");
+  if (!output) throw UsageError("give the page's file: --output FILE");
+  request.html_path = *output;
   HtmlReportRequest& page = request.page;
   page.database = request.db_path;
   page.filters = filter_arguments(args);
