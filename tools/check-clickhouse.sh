@@ -266,7 +266,7 @@ late_line() { printf '{"time":%s,"pid":700,"process":"/usr/bin/tool","op":"write
    [[ "$(sqlite3 "$db7" 'SELECT shipped_through FROM destinations' 2>/dev/null)" == 1796230000000000100 ]] && break
    sleep 0.1
  done
- "$exe" export --db "$db7" --out "$work/late-export" 2>/dev/null
+ "$exe" export --db "$db7" --output "$work/late-export" 2>/dev/null
  for n in $(seq 101 110); do late_line $((1796230000000000000 + n)) ',"command_line":"tool --late"'; done) |
   "$exe" collect --source replay:- --db "$db7" --quiet --coalesce-ms 0 --ship "$url" --ship-interval 1s 2> "$work/late.err"
 uuid7=$(sqlite3 "$db7" 'SELECT db_uuid FROM identity')
@@ -274,7 +274,7 @@ check "a command line learned late reaches the events already sent (FINAL)" "110
   "$(q "SELECT count(), countIf(command_line = 'tool --late') FROM fleet.events FINAL WHERE db_uuid = '$uuid7'" | tr '\t' ' ')"
 check "...those went twice (raw rows)" "210" "$(q "SELECT count() FROM fleet.events WHERE db_uuid = '$uuid7'")"
 # The same for a JSONL export: the later line of each event_uid has the name.
-"$exe" export --db "$db7" --out "$work/late-export" 2> "$work/late-export.err"
+"$exe" export --db "$db7" --output "$work/late-export" 2> "$work/late-export.err"
 check "...and an export writes them again (lines, events, the last of each named)" "210 110 110" \
   "$(cat "$work"/late-export/*.jsonl | python3 -c '
 import json, sys

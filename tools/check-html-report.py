@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Renders `etwaudit report --html` in headless Chromium and checks what it shows.
+"""Renders `etwaudit report --output` in headless Chromium and checks what it shows.
 
     check-html-report.py --etwaudit EXE --sample EVENTS.jsonl --out DIR [--screenshot PNG]
 
@@ -151,7 +151,7 @@ def query(etwaudit, db, report, filters, *extra):
 
 def check_page(etwaudit, db, out, name, filters, screenshot=None):
     page = os.path.join(out, f"{name}.html")
-    run([etwaudit, "report", "--db", db, "--html", page, *filters])
+    run([etwaudit, "report", "--db", db, "--output", page, *filters])
     rendered = chromium(["--dump-dom", f"file://{page}"], out)
     if rendered.returncode != 0 or "</html>" not in rendered.stdout:
         fail(f"chromium could not render {page}: {rendered.stderr.strip()[-500:]}")
