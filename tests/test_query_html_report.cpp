@@ -214,3 +214,18 @@ TEST_CASE("after pruning the page says since when detail is gone, and its rankin
   CHECK(html.substr(article, html.find("</article>", article) - article).find("No raw events are kept") !=
         std::string::npos);
 }
+
+TEST_CASE("a page over fanotify's runs alone says its bytes are not recorded instead of 0 B", "[html]") {
+  ReportFixture fixture;
+  CHECK(page(fixture).find("not recorded") == std::string::npos);
+  {
+    SQLite::Database write(fixture.path(), SQLite::OPEN_READWRITE);
+    write.exec("UPDATE collector_runs SET source = 'fanotify'");  // as a Linux run without eBPF records
+  }
+  const std::string html = page(fixture);
+  CHECK(tags(html, "<div class=\"figure", "id=\"totals\"").size() > 0);
+  CHECK_THAT(html, Catch::Contains(">not recorded<") && Catch::Contains("recorded by fanotify, which gives no sizes"));
+  // The rankings go by events; no table shows 0 B for a size nobody measured.
+  CHECK_THAT(html, Catch::Contains("By events"));
+  CHECK(html.find(">0 B<") == std::string::npos);
+}

@@ -399,23 +399,13 @@ int run_query(const QueryRequest& request) {
     cut = true;
   }
   if (request.local) show_local_times(results, utc_offset_seconds);
-  if (request.report && !window_has_sizes(*db, request.filters)) {
-    // fanotify records no sizes: its bytes are unknown, not 0.
-    bool had_bytes = false;
-    for (Table& table : results)
-      for (std::size_t c = 0; c < table.columns.size(); ++c)
-        if (is_bytes_column(table.columns[c])) {
-          had_bytes = true;
-          for (auto& row : table.rows) row[c] = Cell{};
-        }
-    if (had_bytes)
-      std::cerr << "etwaudit query: note: these events were recorded by fanotify, which gives no sizes (collect "
-                   "with eBPF for them): the bytes are left empty"
-                << (request.report->name.rfind("top-", 0) == 0 || request.report->name == "process-activity"
-                        ? ", and the rows are ranked by events"
-                        : "")
-                << "\n";
-  }
+  if (request.report && !window_has_sizes(*db, request.filters) && forget_unknown_bytes(results))
+    std::cerr << "etwaudit query: note: these events were recorded by fanotify, which gives no sizes (collect "
+                 "with eBPF for them): the bytes are left empty"
+              << (request.report->name.rfind("top-", 0) == 0 || request.report->name == "process-activity"
+                      ? ", and the rows are ranked by events"
+                      : "")
+              << "\n";
   if (request.report) say_what_was_pruned(*db, *request.report, request.filters);
   if (request.report && request.filters.path) say_if_a_folder(*db, *request.filters.path);
 

@@ -154,6 +154,7 @@ struct Figures {
   };
   std::vector<Unresolved> unresolved;
   std::int64_t unresolved_events = 0;
+  bool sizes_known = true;  // false: fanotify's runs alone, whose events have no sizes
 };
 
 std::int64_t parse_time_cell(const Cell& cell) {
@@ -478,8 +479,9 @@ void Page::totals() {
   const Sums& t = m_figures.totals;
   m_out << "<section id=\"totals\">\n<h2>Totals</h2>\n<div class=\"figures\">\n";
   figure("events", "events", number(t.events));
-  figure("read_bytes", "bytes read", bytes_text(t.read_bytes));
-  figure("write_bytes", "bytes written", bytes_text(t.write_bytes));
+  const bool known = m_figures.sizes_known;
+  figure("read_bytes", "bytes read", known ? bytes_text(t.read_bytes) : "not recorded");
+  figure("write_bytes", "bytes written", known ? bytes_text(t.write_bytes) : "not recorded");
   figure("processes", "processes", number(m_figures.total_processes));
   figure("files", "files", number(m_figures.total_files));
   if (m_request.filters.ops.empty())
@@ -487,6 +489,9 @@ void Page::totals() {
   else
     figure("failed", "failed operations", "not counted with --op");
   m_out << "</div>\n";
+  if (!known)
+    m_out << "<p class=\"note\">These events were recorded by fanotify, which gives no sizes (collect with eBPF "
+             "for them): the bytes are not known, and files and processes are ranked by events.</p>\n";
   table(m_figures.operations, "operation");
   m_out << "</section>\n";
 }
@@ -524,7 +529,7 @@ void Page::timeline() {
            "<span><i style=\"background:#e34a33\"></i>gap</span>"
            "<span><i style=\"background:#f0a202\"></i>run that lost or dropped events</span></div>\n</figure>\n";
   bool any_bytes = false;
-  for (const Bar& bar : m_figures.bars) any_bytes = any_bytes || bar.bytes.value_or(0) > 0;
+  for (const Bar& bar : m_figures.bars) any_bytes = any_bytes || (m_figures.sizes_known && bar.bytes.value_or(0) > 0);
   if (any_bytes) {
     m_out << "<figure>\n<figcaption>Bytes per " << bucket_name << ", by operation</figcaption>\n";
     stacked_chart("bytes", true, first, last);
@@ -625,7 +630,7 @@ void Page::ranking(const std::string& name, const std::vector<Ranked>& rows, boo
     return;
   }
   bool by_bytes = false;
-  for (std::size_t i = 0; i < shown; ++i) by_bytes = by_bytes || rows[i].sums.bytes() > 0;
+  for (std::size_t i = 0; i < shown; ++i) by_bytes = by_bytes || (m_figures.sizes_known && rows[i].sums.bytes() > 0);
   m_out << "<p class=\"note\">By " << (by_bytes ? "bytes read and written (disk I/O included)" : "events") << "; "
         << rows.size() << " in all. Each name leads to its drill-down.</p>\n";
   constexpr int row_height = 22, label_width = 420, value_width = 190;
@@ -711,7 +716,7 @@ void Page::partner_table(const std::vector<Ranked>& rows, bool files) {
   const std::size_t shown = std::min(rows.size(), m_request.drill_rows);
   std::int64_t most = 1;
   for (std::size_t i = 0; i < shown; ++i) most = std::max({most, rows[i].sums.bytes(), rows[i].sums.events});
-  const bool by_bytes = shown > 0 && rows.front().sums.bytes() > 0;
+  const bool by_bytes = m_figures.sizes_known && shown > 0 && rows.front().sums.bytes() > 0;
   m_out << "<table class=\"partners\"><tr><th>" << (files ? "file" : "process")
         << "</th><th class=\"num\">read</th><th class=\"num\">written</th><th class=\"num\">events</th>"
            "<th class=\"num\">failed</th><th></th></tr>\n";
@@ -722,9 +727,9 @@ void Page::partner_table(const std::vector<Ranked>& rows, bool files) {
     m_out << "<tr data-partner=\"" << html_escape(files ? file_label(rows[i].id) : process_label(rows[i].id))
           << "\" data-events=\"" << s.events << "\"><td class=\"" << (files ? "path mono" : "path") << "\">"
           << html_escape(files ? file_label(rows[i].id) : process_label(rows[i].id)) << "</td><td class=\"num\">"
-          << bytes_text(s.read_bytes) << "</td><td class=\"num\">" << bytes_text(s.write_bytes)
-          << "</td><td class=\"num\">" << number(s.events) << "</td><td class=\"num\">"
-          << (s.failed ? number(*s.failed) : "")
+          << (m_figures.sizes_known ? bytes_text(s.read_bytes) : "") << "</td><td class=\"num\">"
+          << (m_figures.sizes_known ? bytes_text(s.write_bytes) : "") << "</td><td class=\"num\">" << number(s.events)
+          << "</td><td class=\"num\">" << (s.failed ? number(*s.failed) : "")
           << "</td><td style=\"width:120px\"><span class=\"meter\" style=\"width:"
           << fixed(std::clamp(share, 0.0, 1.0) * 100) << "%\"></span></td></tr>\n";
   }
@@ -893,6 +898,12 @@ std::string build_html_report(SQLite::Database& db, const HtmlReportRequest& req
   read_pairs(db, filters, figures);
   add_up(filters, figures);
   read_time(db, judged, figures);
+  figures.sizes_known = window_has_sizes(db, filters);
+  if (!figures.sizes_known) {
+    std::vector<Table> operations{figures.operations};
+    forget_unknown_bytes(operations);
+    figures.operations = operations.front();
+  }
 
   return Page(figures, judged).write(db);
 }

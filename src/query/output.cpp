@@ -193,6 +193,17 @@ bool is_bytes_column(const std::string& name) {
   return name == "bytes" || name == "size" || (name.size() > 6 && name.compare(name.size() - 6, 6, "_bytes") == 0);
 }
 
+bool forget_unknown_bytes(std::vector<Table>& results) {
+  bool had_bytes = false;
+  for (Table& table : results)
+    for (std::size_t c = 0; c < table.columns.size(); ++c)
+      if (is_bytes_column(table.columns[c])) {
+        had_bytes = true;
+        for (auto& row : table.rows) row[c] = Cell{};
+      }
+  return had_bytes;
+}
+
 std::optional<OutputFormat> output_format_of_file(const std::string& path) {
   const std::size_t dot = path.find_last_of('.');
   if (dot == std::string::npos || path.find_first_of("/\\", dot) != std::string::npos) return std::nullopt;

@@ -38,6 +38,9 @@ void show_local_times(std::vector<Table>& results, const UtcOffsetAt& offset_at)
 // A column of sizes in bytes (bytes, size, *_bytes, max_bytes): a table
 // shows them in KiB, MiB, GiB.
 bool is_bytes_column(const std::string& name);
+// Empties the byte columns of results (sizes no source recorded: unknown,
+// not 0); false when they have none.
+bool forget_unknown_bytes(std::vector<Table>& results);
 
 // shorten: tables shorten long paths (for a terminal; not for a file or a
 // pipe, where every value is whole).
