@@ -78,6 +78,11 @@ TEST_CASE("times as people type them: dates and times on the local clock, words,
   CHECK(at("1h30m") == now - 90 * ns_per_minute);
   CHECK(at("-2h") == now - 2 * ns_per_hour);
   CHECK(at("+1h") == now + ns_per_hour);
+  // Past what 64 bits of ns hold: refused, not wrapped (as parse_iso8601 does).
+  CHECK_FALSE(parse_time_point("+106751d", now, berlin).has_value());
+  CHECK_FALSE(parse_time_point("106751d", INT64_MIN + 1, berlin).has_value());
+  CHECK_FALSE(parse_time_point("2262-04-11 23:47", now, [](std::int64_t) { return -14 * 3600; }).has_value());
+  CHECK(format_iso8601_at_offset(INT64_MAX, 3600) == format_iso8601(INT64_MAX));
   for (const char* bad :
        {"", "90", "last tuesday", "2026-13-01", "2026-02-30", "25:00", "10:61", "2026-12-02 10", "-", "+x", "todays"}) {
     INFO(bad);

@@ -152,7 +152,10 @@ std::string format_iso8601(std::int64_t ns) {
 }
 
 std::string format_iso8601_at_offset(std::int64_t ns, std::int64_t offset_seconds) {
-  std::string text = format_iso8601(ns + offset_seconds * ns_per_second);
+  std::int64_t local = 0;
+  if (__builtin_add_overflow(ns, offset_seconds * ns_per_second, &local))
+    return format_iso8601(ns);  // at the ends of time
+  std::string text = format_iso8601(local);
   text.pop_back();  // Z
   const std::int64_t minutes = (offset_seconds < 0 ? -offset_seconds : offset_seconds) / 60;
   char offset[16];
@@ -184,13 +187,17 @@ std::optional<std::int64_t> ns_as_if_utc(const CivilTime& t) {
 std::optional<std::int64_t> local_to_utc(const CivilTime& t, const UtcOffsetAt& offset_at) {
   const auto as_utc = ns_as_if_utc(t);
   if (!as_utc) return std::nullopt;
-  const std::int64_t guess = *as_utc - offset_at(*as_utc) * ns_per_second;
-  return *as_utc - offset_at(guess) * ns_per_second;
+  std::int64_t guess = 0, time = 0;
+  if (__builtin_sub_overflow(*as_utc, offset_at(*as_utc) * ns_per_second, &guess) ||
+      __builtin_sub_overflow(*as_utc, offset_at(guess) * ns_per_second, &time))
+    return std::nullopt;  // beyond what 64 bits of ns hold
+  return time;
 }
 
 // The local date of an instant.
 CivilTime local_date(std::int64_t ns, const UtcOffsetAt& offset_at) {
-  const std::int64_t local = ns + offset_at(ns) * ns_per_second;
+  std::int64_t local = ns;
+  if (__builtin_add_overflow(ns, offset_at(ns) * ns_per_second, &local)) local = ns;
   const CivilDate date = civil_from_days(floor_div(local, 86400 * ns_per_second));
   CivilTime t;
   t.year = static_cast<int>(date.year);
@@ -252,10 +259,17 @@ std::optional<std::int64_t> parse_time_point(std::string_view text, std::int64_t
   }
   if (!text.empty() && (text.front() == '-' || text.front() == '+')) {
     const auto span = parse_duration(text.substr(1));
-    if (!span) return std::nullopt;
-    return text.front() == '-' ? now - *span : now + *span;
+    std::int64_t time = 0;
+    if (!span ||
+        (text.front() == '-' ? __builtin_sub_overflow(now, *span, &time) : __builtin_add_overflow(now, *span, &time)))
+      return std::nullopt;
+    return time;
   }
-  if (const auto back = parse_duration(text)) return now - *back;
+  if (const auto back = parse_duration(text)) {
+    std::int64_t time = 0;
+    if (__builtin_sub_overflow(now, *back, &time)) return std::nullopt;
+    return time;
+  }
   if (const auto absolute = parse_iso8601(text)) return absolute;
   if (const auto local = local_civil_time(text, now, offset_at)) return local_to_utc(*local, offset_at);
   return std::nullopt;
