@@ -515,9 +515,12 @@ crash_live_gap() {
   marked=$(query_db "$scratch/$name.db" "SELECT exit_reason LIKE 'interrupted%' AND stopped_at = last_commit_at
                                           FROM collector_runs WHERE run_id = 1")
   [[ $marked == 1 ]] || fail problems "run 1 not marked interrupted at its last commit"
-  gap=$("$etwaudit" query gaps --db "$scratch/$name.db" --format csv | tr -d '\r' | sed -n '2p')
-  local seconds=${gap##*,}
-  [[ -n $gap && $seconds -ge 2 ]] || fail problems "gaps shows no hole of 2 s or more ('$gap')"
+  # The first gap, as JSON lines ({"section":"gaps",...,"seconds":2.513}); its seconds have a fraction.
+  gap=$("$etwaudit" query gaps --db "$scratch/$name.db" --format jsonl | grep -m1 '"section":"gaps"' || true)
+  local seconds
+  seconds=$(sed -n 's/.*"seconds":\([0-9.]*\).*/\1/p' <<<"$gap")
+  [[ -n $seconds ]] && awk -v s="$seconds" 'BEGIN { exit !(s >= 2) }' ||
+    fail problems "gaps shows no hole of 2 s or more ('$gap')"
   check_database "$scratch/$name.db" problems
   report "$([[ -z $problems ]] && echo yes || echo NO)" "SIGKILL a live run, next run 2 s later" "$problems" \
     "gaps: ${gap:-none}"

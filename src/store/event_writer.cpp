@@ -400,9 +400,7 @@ std::int64_t EventWriter::file_id(std::uint32_t path) {
   std::int64_t& id = m_file_ids[path];
   if (id == 0) {
     std::string name = m_catalog.path(path);
-    if (m_self.excludes_path(name)) {
-      id = own_item;
-    } else if (!m_filter.keeps_path(name)) {
+    if (m_self.excludes_path(name) || !m_filter.keeps_path(name)) {
       id = -1;
     } else {
       id = lookup_or_insert_file(name, m_catalog.file_key(path));
@@ -418,10 +416,8 @@ std::int64_t EventWriter::process_id(std::uint32_t process) {
   std::int64_t& id = m_process_ids[process];
   if (id == 0) {
     ProcessInfo info = m_catalog.process(process);
-    if (m_self.pid != 0 && info.pid == m_self.pid)
-      id = own_item;
-    else
-      id = m_filter.keeps_process(info) ? lookup_or_insert_process(info) : -1;
+    const bool excluded = (m_self.pid != 0 && info.pid == m_self.pid) || !m_filter.keeps_process(info);
+    id = excluded ? -1 : lookup_or_insert_process(info);
   }
   return id < 0 ? 0 : id;
 }
@@ -534,9 +530,7 @@ EventWriter::BatchCounts EventWriter::insert_events(const std::vector<FileEvent>
     const std::int64_t file = file_id(event.path);
     const std::int64_t process = process_id(event.process);
     if (file == 0 || process == 0 || !m_selected_ops[static_cast<std::size_t>(event.op)]) {
-      // The collector's own events are no user's filter: not counted.
-      if (m_file_ids[event.path] != own_item && m_process_ids[event.process] != own_item)
-        counts.excluded += event.count;
+      counts.excluded += event.count;
       continue;
     }
     const std::int64_t id = std::max(event.time, m_last_event_id + 1);

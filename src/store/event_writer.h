@@ -208,9 +208,7 @@ class EventWriter {
   std::int64_t m_slot_rows = 0;    // rows in it
   std::int64_t m_slot_rows_target = slot_rows_limit;
 
-  // Catalog id -> database id (0 = not looked up yet, -1 = excluded by the
-  // filter, own_item = the collector's own process or database file).
-  static constexpr std::int64_t own_item = -2;
+  // Catalog id -> database id (0 = not looked up yet, -1 = excluded).
   std::vector<std::int64_t> m_file_ids;
   std::vector<char> m_file_unresolved;  // the file has no name
   std::vector<std::int64_t> m_process_ids;
