@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "core/ascii.h"
 #include "core/device_map.h"
 #include "core/error.h"
 #include "core/fingerprint.h"
@@ -123,11 +124,11 @@ void check_trace_file(const std::string& file) {
   if (!std::filesystem::is_regular_file(status))
     throw Error("trace file '" + file + "' is not a regular file (a FIFO, device or socket); name an .etl file");
   // JSON lines are collect's replay input, not a trace.
-  std::string extension = utf8_name(utf8_path(file).extension());
-  for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string extension = utf8_name(utf8_path(file).extension());
   char first = 0;
   std::ifstream(utf8_path(file), std::ios::binary).get(first);
-  if (extension == ".jsonl" || extension == ".json" || extension == ".ndjson" || first == '{')
+  if (equal_ignoring_ascii_case(extension, ".jsonl") || equal_ignoring_ascii_case(extension, ".json") ||
+      equal_ignoring_ascii_case(extension, ".ndjson") || first == '{')
     throw UsageError("'" + file +
                      "' holds JSON lines, not an ETW trace: replay it with 'etwaudit collect --source replay:" + file +
                      "'");
@@ -144,9 +145,8 @@ std::vector<std::string> trace_files(const std::vector<std::string>& named) {
     }
     std::vector<std::string> inside;
     for (const auto& entry : std::filesystem::directory_iterator(utf8_path(name), error)) {
-      std::string extension = utf8_name(entry.path().extension());
-      for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      if (extension == ".etl" && entry.is_regular_file(error)) inside.push_back(utf8_name(entry.path()));
+      if (equal_ignoring_ascii_case(utf8_name(entry.path().extension()), ".etl") && entry.is_regular_file(error))
+        inside.push_back(utf8_name(entry.path()));
     }
     if (error) throw Error("cannot read folder '" + name + "': " + error.message());
     if (inside.empty()) throw Error("folder '" + name + "' holds no .etl files");

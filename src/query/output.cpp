@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "core/ascii.h"
 #include "core/error.h"
 #include "core/human_format.h"
 
@@ -163,14 +164,12 @@ std::string dump(const nlohmann::ordered_json& value, int indent = -1) {
 
 }  // namespace
 
-OutputFormat parse_output_format(const std::string& given) {
-  std::string name = given;
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (name == "table") return OutputFormat::table;
-  if (name == "csv") return OutputFormat::csv;
-  if (name == "json") return OutputFormat::json;
-  if (name == "jsonl") return OutputFormat::jsonl;
-  throw UsageError("--format '" + given + "': expected table, csv, json or jsonl");
+OutputFormat parse_output_format(const std::string& name) {
+  if (equal_ignoring_ascii_case(name, "table")) return OutputFormat::table;
+  if (equal_ignoring_ascii_case(name, "csv")) return OutputFormat::csv;
+  if (equal_ignoring_ascii_case(name, "json")) return OutputFormat::json;
+  if (equal_ignoring_ascii_case(name, "jsonl")) return OutputFormat::jsonl;
+  throw UsageError("--format '" + name + "': expected table, csv, json or jsonl");
 }
 
 void show_local_times(std::vector<Table>& results, const UtcOffsetAt& offset_at) {
@@ -207,12 +206,12 @@ bool forget_unknown_bytes(std::vector<Table>& results) {
 std::optional<OutputFormat> output_format_of_file(const std::string& path) {
   const std::size_t dot = path.find_last_of('.');
   if (dot == std::string::npos || path.find_first_of("/\\", dot) != std::string::npos) return std::nullopt;
-  std::string extension = path.substr(dot + 1);
-  for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (extension == "csv") return OutputFormat::csv;
-  if (extension == "json") return OutputFormat::json;
-  if (extension == "jsonl" || extension == "ndjson") return OutputFormat::jsonl;
-  if (extension == "txt") return OutputFormat::table;
+  const std::string_view extension = std::string_view(path).substr(dot + 1);
+  auto is = [&](const char* name) { return equal_ignoring_ascii_case(extension, name); };
+  if (is("csv")) return OutputFormat::csv;
+  if (is("json")) return OutputFormat::json;
+  if (is("jsonl") || is("ndjson")) return OutputFormat::jsonl;
+  if (is("txt")) return OutputFormat::table;
   return std::nullopt;
 }
 

@@ -15,6 +15,7 @@
 #include "core/utf8_path.h"
 #include "store/database_files.h"
 #include "store/embedded_sql.h"
+#include "store/open_run.h"
 
 namespace etwaudit {
 namespace {
@@ -148,9 +149,7 @@ WriteDatabase::WriteDatabase(const std::string& path) : m_path(path) {
     } catch (const SQLite::Exception& e) {
       throw Error("cannot open database '" + path + "': " + explain_open_failure(path, e.what()));
     }
-    if (!m_lock.try_lock(path))
-      throw Error("cannot open database '" + path +
-                  "': another etwaudit collector is writing to it (one collector per database)");
+    if (!m_lock.try_lock(path)) throw Error(another_collector_message(path));
     try {
       m_db->exec("PRAGMA busy_timeout = 10000");
       if (!existed) m_db->exec("PRAGMA page_size = 4096");

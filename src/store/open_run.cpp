@@ -37,9 +37,12 @@ void refuse_if_collector_running(const std::string& path) {
   } catch (const Error&) {
     return;  // a database that cannot be opened: opening it says why
   }
-  if (running)
-    throw Error("cannot open database '" + path +
-                "': another etwaudit collector is writing to it (one collector per database)");
+  if (running) throw Error(another_collector_message(path));
+}
+
+std::string another_collector_message(const std::string& path) {
+  return "cannot open database '" + path +
+         "': another etwaudit collector is writing to it (one collector per database)";
 }
 
 }  // namespace etwaudit

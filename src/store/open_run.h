@@ -27,5 +27,7 @@ bool collector_running(const std::string& path);
 // Throws Error "cannot open database 'PATH': another etwaudit collector is
 // writing to it" when one is: before a collector says what it watches.
 void refuse_if_collector_running(const std::string& path);
+// That message: "cannot open database 'PATH': another etwaudit collector ...".
+std::string another_collector_message(const std::string& path);
 
 }  // namespace etwaudit
