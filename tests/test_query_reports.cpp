@@ -239,7 +239,7 @@ TEST_CASE("gaps shows uncovered time and each run's losses", "[reports]") {
   CHECK(sections[0] == Rows{"2026-12-02T10:01:10.0000000Z|2026-12-02T11:00:05.0000000Z|3535.0"});
   REQUIRE(sections[1].size() == 2);
   CHECK_THAT(sections[1][0], Catch::StartsWith("1|replay:first.jsonl|host|2026-12-02T10:00:01.0000000Z|"
-                                               "2026-12-02T10:01:10.0000000Z|8|0|0|0|0|0|end of input"));
+                                               "2026-12-02T10:01:10.0000000Z|8|0|0|0|0|0|0|end of input"));
   // The asked window's edges count: before the second run began, after it ended.
   CHECK(fixture.run("gaps", window("11:00:00", "12:00:00"))[0] ==
         Rows{"2026-12-02T11:00:00.0000000Z|2026-12-02T11:00:05.0000000Z|5.0",

@@ -325,9 +325,11 @@ TEST_CASE("the writer never records its own process or its own database files", 
                                   event(1, absolute + "-journal"), event(1, "C:\\kept.txt")};
   writer.write_batch(batch, stats);
   CHECK(database.db().execAndGet("SELECT group_concat(path) FROM v_events").getString() == "C:\\kept.txt");
-  CHECK(stats.excluded == 5);
+  // They are its own, not what a user's filter left out.
+  CHECK(stats.own == 5);
+  CHECK(stats.excluded == 0);
   CHECK(stats.written == 1);
-  CHECK(database.db().execAndGet("SELECT events_excluded FROM collector_runs").getInt() == 5);
+  CHECK(database.db().execAndGet("SELECT events_own || ' ' || events_excluded FROM v_runs").getString() == "5 0");
 }
 
 TEST_CASE("a record filter keeps only the chosen paths, processes and operations", "[writer]") {
@@ -350,6 +352,7 @@ TEST_CASE("a record filter keeps only the chosen paths, processes and operations
            f.event(t0 + 8, Op::read, "", 100)});                                     // no name yet: kept
   CHECK(f.count("SELECT count(*) FROM events") == 3);
   CHECK(f.stats.excluded == 5);
+  CHECK(f.stats.own == 0);
   CHECK(f.count("SELECT count(*) FROM processes WHERE image LIKE '%noisy%' OR pid = 300") == 0);
 }
 

@@ -438,8 +438,10 @@ TEST_CASE("a schema v4 database, which counted failed operations as the others, 
         "ALTER TABLE hour_totals DROP COLUMN overwrites");  // (schema v12)
     db.exec("DROP TABLE renames");                          // (schema v13)
     db.exec("DELETE FROM ops WHERE op IN (14, 15)");        // (schema v14)
-    db.exec("DROP VIEW v_runs; ALTER TABLE collector_runs DROP COLUMN clock; CREATE VIEW v_runs AS SELECT 1");  // (v15)
-    db.exec("DROP TABLE identity; DROP TABLE destinations; DROP TABLE name_changes");  // (schema v16, v18)
+    db.exec(
+        "DROP VIEW v_runs; ALTER TABLE collector_runs DROP COLUMN clock; "
+        "ALTER TABLE collector_runs DROP COLUMN events_own; CREATE VIEW v_runs AS SELECT 1");  // (v15, v20)
+    db.exec("DROP TABLE identity; DROP TABLE destinations; DROP TABLE name_changes");          // (schema v16, v18)
     for (const char* table : {"activity", "hour_totals"})
       for (const char* column : {"paging_reads", "paging_read_bytes", "paging_writes", "paging_write_bytes"})
         db.exec(std::string("ALTER TABLE ") + table + " DROP COLUMN " + column);

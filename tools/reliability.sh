@@ -161,13 +161,18 @@ file_workload() {
 }
 
 # The counts of the collector's closing summary in NAME.err:
-# "received written dropped lost excluded".
+# "received written dropped lost excluded", excluded with etwaudit's own.
 summary_counts() {
-  sed -n 's/^  received \([0-9,]*\), written \([0-9,]*\), dropped \([0-9,]*\), lost by source \([0-9,]*\), excluded \([0-9,]*\).*/\1 \2 \3 \4 \5/p' \
-    "$scratch/$1.err" | tr -d ,
+  local counts
+  counts=$(sed -n 's/^  received \([0-9,]*\), written \([0-9,]*\), dropped \([0-9,]*\), lost by source \([0-9,]*\), excluded \([0-9,]*\), own \([0-9,]*\).*/\1 \2 \3 \4 \5 \6/p' \
+    "$scratch/$1.err" | tr -d ,)
+  [[ -n $counts ]] || return 0
+  local received written dropped lost excluded own
+  read -r received written dropped lost excluded own <<<"$counts"
+  echo "$received $written $dropped $lost $((excluded + own))"
 }
 
-# received = written + dropped + excluded in the summary of NAME and in the
+# received = written + dropped + excluded (+ own) in the summary of NAME and in the
 # record of run RUN; says what does not add up into the list named $3.
 check_counts_add_up() {
   local name=$1 run=$2 received written dropped lost excluded
@@ -178,12 +183,12 @@ check_counts_add_up() {
     fail "$3" "summary: received $received != written $written + dropped $dropped + excluded $excluded"
   fi
   local record
-  record=$(query_db "$scratch/$name.db" "SELECT events_received - events_written - events_dropped - events_excluded
+  record=$(query_db "$scratch/$name.db" "SELECT events_received - events_written - events_dropped - events_excluded - events_own
                                           FROM collector_runs WHERE run_id = $run AND stopped_at IS NOT NULL")
   if [[ -z $record ]]; then
     fail "$3" "run record $run not closed"
   elif ((record != 0)); then
-    fail "$3" "run record: received - written - dropped - excluded = $record"
+    fail "$3" "run record: received - written - dropped - excluded - own = $record"
   fi
 }
 

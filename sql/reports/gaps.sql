@@ -23,7 +23,7 @@ ORDER BY covered_from;
 -- section: runs
 SELECT r.run_id, r.source, r.host, iso_time(c.covered_from) AS covered_from, iso_time(c.covered_until) AS covered_until,
        r.events_written AS written, r.events_lost AS lost, r.events_dropped AS dropped,
-       r.events_excluded AS excluded, r.bad_input, r.unresolved,
+       r.events_excluded AS excluded, r.events_own AS own, r.bad_input, r.unresolved,
        coalesce(r.exit_reason, CASE WHEN r.stopped_at IS NULL THEN 'running or interrupted' END) AS exit_reason
 FROM collector_runs AS r JOIN v_run_coverage AS c ON c.run_id = r.run_id, bounds AS b
 WHERE c.covered_from IS NULL OR (c.covered_until >= b.lo AND c.covered_from <= b.hi)

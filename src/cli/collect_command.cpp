@@ -257,8 +257,9 @@ void print_summary(SQLite::Database& db, std::int64_t run_id, const std::string&
             << result.exit_reason << "\n"
             << "  received " << with_thousands(stats.received) << ", written " << with_thousands(stats.written)
             << ", dropped " << with_thousands(stats.dropped) << ", lost by source " << with_thousands(stats.lost)
-            << ", excluded " << with_thousands(stats.excluded) << ", unresolved " << with_thousands(unresolved)
-            << ", bad input " << with_thousands(stats.bad_input) << "\n";
+            << ", excluded " << with_thousands(stats.excluded) << ", own " << with_thousands(stats.own)
+            << ", unresolved " << with_thousands(unresolved) << ", bad input " << with_thousands(stats.bad_input)
+            << "\n";
   if (description == "etw")
     std::cerr << "  names of files open before the start, from the kernel's rundown: "
               << with_thousands(stats.rundown_names) << "\n";

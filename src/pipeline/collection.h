@@ -7,7 +7,7 @@
 // stop the source, close the queue, let the collector drain and commit what is
 // queued, and write the run record with the reason the run ended. Events the
 // collector could not write (it failed) are counted as dropped, so the record
-// always adds up: received = written + dropped + excluded.
+// always adds up: received = written + dropped + excluded + own.
 
 #include <chrono>
 #include <cstddef>

@@ -15,7 +15,7 @@ bool RunLines::changed(std::string& out, const EventOrigin& origin) {
   SQLite::Statement runs(m_db,
                          "SELECT run_id, source, live, version, pid, started_at, last_commit_at, stopped_at, "
                          "first_event_at, last_event_at, events_received, events_written, events_dropped, "
-                         "events_lost, events_excluded, bad_input, unresolved, exit_reason, clock, "
+                         "events_lost, events_excluded + events_own, bad_input, unresolved, exit_reason, clock, "
                          "max(started_at, coalesce(last_commit_at, 0), coalesce(stopped_at, 0)), "
                          "(SELECT pruned_unshipped FROM destinations WHERE name = ?1) FROM collector_runs "
                          "ORDER BY run_id");

@@ -15,7 +15,7 @@
 // counted there. It says when it starts waiting and how long it waited. Once
 // the queue is closed (the run is stopping) it waits at most stop_grace more,
 // then counts the batch it could not write as dropped and fails. So at every
-// stop: received = written + dropped + excluded.
+// stop: received = written + dropped + excluded + own.
 //
 // With a coalescing window, batches pass through a Coalescer first; what it
 // still holds is written at the end (or counted as dropped if the run fails).

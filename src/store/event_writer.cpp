@@ -172,7 +172,7 @@ EventWriter::EventWriter(SQLite::Database& db, Catalog& catalog, SelfExclusion s
       m_update_run(db,
                    "UPDATE collector_runs SET last_commit_at = ?, events_received = ?, events_written = ?, "
                    "events_dropped = ?, events_lost = ?, events_excluded = ?, bad_input = ?, unresolved = ?, "
-                   "first_event_at = ?, last_event_at = ?, rundown_names = ? WHERE run_id = ?") {
+                   "first_event_at = ?, last_event_at = ?, rundown_names = ?, events_own = ? WHERE run_id = ?") {
   m_last_event_id = db.execAndGet("SELECT coalesce(max(id), 0) FROM (" +
                                   for_each_slot("SELECT max(id) AS id FROM {events}", " UNION ALL ") + ")")
                         .getInt64();
@@ -400,8 +400,10 @@ std::int64_t EventWriter::file_id(std::uint32_t path) {
   std::int64_t& id = m_file_ids[path];
   if (id == 0) {
     std::string name = m_catalog.path(path);
-    if (m_self.excludes_path(name) || !m_filter.keeps_path(name)) {
-      id = -1;
+    if (m_self.excludes_path(name)) {
+      id = ours;
+    } else if (!m_filter.keeps_path(name)) {
+      id = filtered_out;
     } else {
       id = lookup_or_insert_file(name, m_catalog.file_key(path));
       m_file_unresolved[path] = name.empty();
@@ -416,8 +418,12 @@ std::int64_t EventWriter::process_id(std::uint32_t process) {
   std::int64_t& id = m_process_ids[process];
   if (id == 0) {
     ProcessInfo info = m_catalog.process(process);
-    const bool excluded = (m_self.pid != 0 && info.pid == m_self.pid) || !m_filter.keeps_process(info);
-    id = excluded ? -1 : lookup_or_insert_process(info);
+    if (m_self.pid != 0 && info.pid == m_self.pid)
+      id = ours;
+    else if (!m_filter.keeps_process(info))
+      id = filtered_out;
+    else
+      id = lookup_or_insert_process(info);
   }
   return id < 0 ? 0 : id;
 }
@@ -500,7 +506,7 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
     write_activity();
     write_segments();
     write_minutes();
-    save_run_counters(stats, counts.written, counts.excluded, counts.unresolved);
+    save_run_counters(stats, counts);
     transaction.commit();
     m_learned.clear();
   } catch (...) {
@@ -509,6 +515,7 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
   }
   stats.written += counts.written;
   stats.excluded += counts.excluded;
+  stats.own += counts.own;
   stats.unresolved += counts.unresolved;
   stats.batches += 1;
 }
@@ -530,7 +537,7 @@ EventWriter::BatchCounts EventWriter::insert_events(const std::vector<FileEvent>
     const std::int64_t file = file_id(event.path);
     const std::int64_t process = process_id(event.process);
     if (file == 0 || process == 0 || !m_selected_ops[static_cast<std::size_t>(event.op)]) {
-      counts.excluded += event.count;
+      (is_own(event) ? counts.own : counts.excluded) += event.count;
       continue;
     }
     const std::int64_t id = std::max(event.time, m_last_event_id + 1);
@@ -658,34 +665,38 @@ void EventWriter::forget_batch(const Position& before) {
   m_upsert_minute.tryReset();
 }
 
-void EventWriter::save_run_counters(const RunStats& stats, std::uint64_t written, std::uint64_t excluded,
-                                    std::uint64_t unresolved) {
+bool EventWriter::is_own(const FileEvent& event) const {
+  return m_file_ids[event.path] == ours || m_process_ids[event.process] == ours;
+}
+
+void EventWriter::save_run_counters(const RunStats& stats, const BatchCounts& batch) {
   m_update_run.reset();
   m_update_run.bind(1, static_cast<std::int64_t>(now_ns()));
   m_update_run.bind(2, static_cast<std::int64_t>(stats.received.load()));
-  m_update_run.bind(3, static_cast<std::int64_t>(stats.written.load() + written));
+  m_update_run.bind(3, static_cast<std::int64_t>(stats.written.load() + batch.written));
   m_update_run.bind(4, static_cast<std::int64_t>(stats.dropped.load()));
   m_update_run.bind(5, static_cast<std::int64_t>(stats.lost.load()));
-  m_update_run.bind(6, static_cast<std::int64_t>(stats.excluded.load() + excluded));
+  m_update_run.bind(6, static_cast<std::int64_t>(stats.excluded.load() + batch.excluded));
   m_update_run.bind(7, static_cast<std::int64_t>(stats.bad_input.load()));
-  m_update_run.bind(8, static_cast<std::int64_t>(stats.unresolved.load() + unresolved));
+  m_update_run.bind(8, static_cast<std::int64_t>(stats.unresolved.load() + batch.unresolved));
   bind_optional(m_update_run, 9, m_first_event_time, m_first_event_time != INT64_MAX);
   bind_optional(m_update_run, 10, m_last_event_time, m_last_event_time != INT64_MIN);
   m_update_run.bind(11, static_cast<std::int64_t>(stats.rundown_names.load()));
-  m_update_run.bind(12, static_cast<std::int64_t>(m_run_id));
+  m_update_run.bind(12, static_cast<std::int64_t>(stats.own.load() + batch.own));
+  m_update_run.bind(13, static_cast<std::int64_t>(m_run_id));
   m_update_run.exec();
 }
 
 void EventWriter::heartbeat(const RunStats& stats) {
   SQLite::Transaction transaction(m_db, SQLite::TransactionBehavior::IMMEDIATE);
-  save_run_counters(stats, 0, 0, 0);
+  save_run_counters(stats, {});
   transaction.commit();
 }
 
 void EventWriter::end_run(const std::string& exit_reason, const RunStats& stats) {
   SQLite::Transaction transaction(m_db, SQLite::TransactionBehavior::IMMEDIATE);
   apply_resolutions();  // names from the end of a trace, after its last events
-  save_run_counters(stats, 0, 0, 0);
+  save_run_counters(stats, {});
   SQLite::Statement close_run(m_db,
                               "UPDATE collector_runs SET stopped_at = ?, exit_reason = ?, "
                               "unresolved = ? WHERE run_id = ?");

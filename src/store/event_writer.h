@@ -161,7 +161,7 @@ class EventWriter {
 
   // The parts of write_batch, in order, inside its transaction.
   struct BatchCounts {
-    std::uint64_t written = 0, excluded = 0, unresolved = 0;  // events
+    std::uint64_t written = 0, excluded = 0, own = 0, unresolved = 0;  // events
   };
   // Inserts the batch's event rows (and its names and processes) and adds
   // the events up in m_activity, m_touched and m_minutes.
@@ -186,8 +186,7 @@ class EventWriter {
   void insert_rename(std::int64_t id, const FileEvent& event);
   void add_to_segment(std::int64_t id, std::int64_t time);
   bool slot_is_empty(int slot);
-  void save_run_counters(const RunStats& stats, std::uint64_t written, std::uint64_t excluded,
-                         std::uint64_t unresolved);
+  void save_run_counters(const RunStats& stats, const BatchCounts& batch);
 
   SQLite::Database& m_db;
   Catalog& m_catalog;
@@ -208,7 +207,11 @@ class EventWriter {
   std::int64_t m_slot_rows = 0;    // rows in it
   std::int64_t m_slot_rows_target = slot_rows_limit;
 
-  // Catalog id -> database id (0 = not looked up yet, -1 = excluded).
+  // Catalog id -> database id (0 = not looked up yet, filtered_out or ours).
+  static constexpr std::int64_t filtered_out = -1;  // left out by a filter of the run
+  static constexpr std::int64_t ours = -2;          // etwaudit's own process or database file
+  // Whether event is etwaudit's own (its ids looked up already).
+  bool is_own(const FileEvent& event) const;
   std::vector<std::int64_t> m_file_ids;
   std::vector<char> m_file_unresolved;  // the file has no name
   std::vector<std::int64_t> m_process_ids;
