@@ -737,29 +737,29 @@ int main(int argc, char** argv) {
   options.set_width(110);
   // clang-format off
   options.add_options()
-    ("events", "events in the stream", cxxopts::value<std::uint64_t>()->default_value("10000000"))
-    ("processes", "distinct processes", cxxopts::value<std::size_t>()->default_value("300"))
-    ("files", "distinct paths", cxxopts::value<std::size_t>()->default_value("50000"))
-    ("rate", "events per simulated second", cxxopts::value<double>()->default_value("2000"))
-    ("batch-size", "events per transaction, in all three runs", cxxopts::value<std::size_t>()->default_value("100000"))
-    ("db", "keep the database of the etwaudit run here (for query benchmarks)", cxxopts::value<std::string>())
-    ("dir", "directory for the benchmark databases", cxxopts::value<std::string>())
+    ("events", "events in the stream", cxxopts::value<std::uint64_t>()->default_value("10000000"), "N")
+    ("processes", "distinct processes", cxxopts::value<std::size_t>()->default_value("300"), "N")
+    ("files", "distinct paths", cxxopts::value<std::size_t>()->default_value("50000"), "N")
+    ("rate", "events per simulated second", cxxopts::value<double>()->default_value("2000"), "N")
+    ("batch-size", "events per transaction, in all three runs", cxxopts::value<std::size_t>()->default_value("100000"), "N")
+    ("db", "keep the database of the etwaudit run here (for query benchmarks)", cxxopts::value<std::string>(), "FILE")
+    ("dir", "directory for the benchmark databases", cxxopts::value<std::string>(), "DIR")
     ("skip-naive", "skip (b), the slow indexed insert")
-    ("keep", "(d): prune events older than this much simulated time", cxxopts::value<std::string>()->default_value("30m"))
-    ("max-size", "(d): and keep the database under this size", cxxopts::value<std::string>()->default_value("200MB"))
-    ("coalesce-ms", "(e): the coalescing window", cxxopts::value<long>()->default_value("100"))
+    ("keep", "(d): prune events older than this much simulated time", cxxopts::value<std::string>()->default_value("30m"), "AGE")
+    ("max-size", "(d): and keep the database under this size", cxxopts::value<std::string>()->default_value("200MB"), "SIZE")
+    ("coalesce-ms", "(e): the coalescing window", cxxopts::value<long>()->default_value("100"), "MS")
     ("soak", "simulate DAYS of activity compressed in time, with retention (--keep, --max-size) and queries; "
-             "--rate is then the mean events per simulated second", cxxopts::value<double>())
-    ("only", "run only these of a,b,c,d,e,f,g (default: all)", cxxopts::value<std::string>()->default_value("abcdefg"))
+             "--rate is then the mean events per simulated second", cxxopts::value<double>(), "DAYS")
+    ("only", "run only these of a,b,c,d,e,f,g", cxxopts::value<std::string>()->default_value("abcdefg"), "RUNS")
     ("ship-to", "(g): ship to this ClickHouse server while collecting, as collect --ship does: "
-                "http://HOST:PORT/?database=NAME (tools/bench-shipping.sh starts one)", cxxopts::value<std::string>())
+                "http://HOST:PORT/?database=NAME (tools/bench-shipping.sh starts one)", cxxopts::value<std::string>(), "URL")
     ("ship-max-rate", "(g): the shipper's --max-rate (0: as fast as it goes, the most it takes from the collector)",
-      cxxopts::value<std::uint64_t>()->default_value("0"))
+      cxxopts::value<std::uint64_t>()->default_value("0"), "EVENTS/S")
     ("queries", "time every report on the --db database (made first, by (c), if it does not exist)")
     ("views", "time what a SQLite browser's user asks of v_events on the --db database (made first, as for --queries)")
-    ("import", "time reading, decoding and importing this .etl file instead", cxxopts::value<std::string>())
+    ("import", "time reading, decoding and importing this .etl file instead", cxxopts::value<std::string>(), "FILE")
     ("decoder", "time the ETW decoder on N synthetic FileIo operations, with and without their OperationEnd",
-      cxxopts::value<std::uint64_t>())
+      cxxopts::value<std::uint64_t>(), "N")
     ("h,help", "show this help");
   // clang-format on
   try {
