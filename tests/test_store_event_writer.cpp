@@ -299,6 +299,12 @@ TEST_CASE("a file named late that already has a row under that name ends up as o
       SELECT 1 FROM activity a WHERE a.process_id = e.process_id AND a.file_id = e.file_id
         AND e.id BETWEEN a.first_id AND a.last_id))") == 0);
   CHECK(f.db().execAndGet("SELECT resolved_pct FROM v_runs").getDouble() == 100.0);
+  // The browsing totals merged too: one file, read and written by two processes.
+  CHECK(f.db()
+            .execAndGet("SELECT path || ' ' || events || ' ' || processes || ' ' || read_bytes FROM v_file_totals")
+            .getString() == "C:\\Users\\ada\\notes.txt 5 2 350");  // 250 by app.exe, 100 by other.exe
+  CHECK(f.db().execAndGet("SELECT group_concat(files) FROM process_totals").getString() == "1,1");
+  CHECK(f.count("SELECT count(*) FROM process_file_totals") == 2);
 }
 
 TEST_CASE("the writer never records its own process or its own database files", "[writer]") {

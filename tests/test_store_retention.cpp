@@ -441,7 +441,11 @@ TEST_CASE("a schema v4 database, which counted failed operations as the others, 
     db.exec(
         "DROP VIEW v_runs; ALTER TABLE collector_runs DROP COLUMN clock; "
         "ALTER TABLE collector_runs DROP COLUMN events_own; CREATE VIEW v_runs AS SELECT 1");  // (v15, v20)
-    db.exec("DROP TABLE identity; DROP TABLE destinations; DROP TABLE name_changes");          // (schema v16, v18)
+    db.exec(
+        "DROP VIEW v_file_totals; DROP VIEW v_process_totals; DROP VIEW v_process_file_totals; "
+        "DROP TABLE file_totals; DROP TABLE process_totals; DROP TABLE process_file_totals; "
+        "DROP TABLE totals_folded");                                                   // (v21)
+    db.exec("DROP TABLE identity; DROP TABLE destinations; DROP TABLE name_changes");  // (schema v16, v18)
     for (const char* table : {"activity", "hour_totals"})
       for (const char* column : {"paging_reads", "paging_read_bytes", "paging_writes", "paging_write_bytes"})
         db.exec(std::string("ALTER TABLE ") + table + " DROP COLUMN " + column);
@@ -453,6 +457,9 @@ TEST_CASE("a schema v4 database, which counted failed operations as the others, 
   CHECK(database.db().execAndGet("PRAGMA user_version").getInt() == program_schema_version());
   CHECK(snapshot(database.db()) == written);
   CHECK(database.db().execAndGet("PRAGMA integrity_check").getString() == "ok");
+  // The browsing totals were made from what the database held.
+  CHECK(database.db().execAndGet("SELECT sum(events) || ' ' || sum(failed) FROM file_totals").getString() ==
+        database.db().execAndGet("SELECT sum(events) || ' ' || sum(failed) FROM activity").getString());
 }
 
 TEST_CASE("events go round the ring of slot tables, and pruning empties whole slots", "[retention][slots]") {

@@ -251,6 +251,12 @@ void Collector::collect() {
       }
       last_commit = now;
       prune(std::chrono::milliseconds(500));
+    } else if (m_writer.totals_waiting()) {  // idle: fold what the last batches left
+      try {
+        m_writer.fold_totals();
+      } catch (const std::exception& e) {
+        if (!is_lock_error(e)) throw;  // locked: the next batch or heartbeat folds it
+      }
     } else if (now - last_commit >= heartbeat_interval) {
       try {
         m_writer.heartbeat(m_stats);

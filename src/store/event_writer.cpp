@@ -159,6 +159,7 @@ EventWriter::EventWriter(SQLite::Database& db, Catalog& catalog, SelfExclusion s
                    "ON a.segment_id = s.segment_id AND a.file_id = ?1 WHERE s.segment_id > ?2 AND s.pruned IS NULL"),
       m_merge_file_activity(db, activity_merge_sql()),
       m_merge_file_totals(db, hour_totals_merge_sql()),
+      m_browsing(db),
       m_find_process(db,
                      "SELECT process_id FROM processes WHERE pid = ? AND start_time IS ? AND image IS ? "
                      "ORDER BY process_id LIMIT 1"),
@@ -207,6 +208,7 @@ void EventWriter::begin_run(const std::string& source, const std::string& host, 
   insert.exec();
   m_run_id = m_db.getLastInsertRowid();
   m_run_first_segment_id = m_last_segment_id;
+  m_browsing.catch_up();  // what a writer that died had not folded
   transaction.commit();
 }
 
@@ -352,6 +354,7 @@ void EventWriter::merge_file(std::int64_t from, std::int64_t into) {
     rename.bind(2, from);
     rename.exec();
   }
+  m_browsing.merge_file(from, into);
   SQLite::Statement drop_file(m_db, "DELETE FROM files WHERE file_id = ?");
   drop_file.bind(1, from);
   drop_file.exec();
@@ -498,12 +501,14 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
   m_activity.clear();
   m_minutes.clear();
   BatchCounts counts;
+  const bool fold = m_browsing.due();
   try {
     SQLite::Transaction transaction(m_db, SQLite::TransactionBehavior::IMMEDIATE);
     apply_resolutions();
     counts = insert_events(batch);
     apply_learned_command_lines();
     write_activity();
+    write_totals(fold);
     write_segments();
     write_minutes();
     save_run_counters(stats, counts);
@@ -513,6 +518,7 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
     forget_batch(before);
     throw;
   }
+  m_browsing.committed(fold, m_pairs);
   stats.written += counts.written;
   stats.excluded += counts.excluded;
   stats.own += counts.own;
@@ -563,6 +569,7 @@ EventWriter::BatchCounts EventWriter::insert_events(const std::vector<FileEvent>
     const auto op = static_cast<std::size_t>(event.op);
     totals.count[op] += event.count;
     totals.bytes[op] += event.size > 0 ? event.size : 0;
+    if (event.size < 0 && activity_columns[op].bytes) totals.unsized += event.count;
     if (event.time >= minute_end) {  // the batch is in time order
       const std::int64_t minute = floor_div(event.time, ns_per_minute);
       m_minutes.push_back(MinuteTotals{minute});
@@ -615,6 +622,21 @@ void EventWriter::write_activity() {
   }
 }
 
+void EventWriter::write_totals(bool fold) {
+  m_pairs.clear();
+  for (const auto& [key, totals] : m_activity) m_pairs.push_back({key.process_id, key.file_id, &totals});
+  if (fold) m_browsing.fold(m_pairs, m_last_event_id);
+}
+
+void EventWriter::fold_totals() {
+  if (!m_browsing.holding()) return;
+  SQLite::Transaction transaction(m_db, SQLite::TransactionBehavior::IMMEDIATE);
+  std::vector<BrowsingTotals::Pair> none;
+  m_browsing.fold(none, m_last_event_id);
+  transaction.commit();
+  m_browsing.committed(true, none);
+}
+
 void EventWriter::write_segments() {
   for (const Segment& segment : m_touched) {
     if (segment.events == 0) continue;
@@ -661,6 +683,7 @@ void EventWriter::forget_batch(const Position& before) {
   for (auto* inserts : {&m_insert_event, &m_insert_events})
     for (BulkStatement& insert : *inserts) insert.reset();
   m_upsert_activity.reset();
+  m_browsing.reset();
   m_upsert_segment.tryReset();
   m_upsert_minute.tryReset();
 }
@@ -688,12 +711,14 @@ void EventWriter::save_run_counters(const RunStats& stats, const BatchCounts& ba
 }
 
 void EventWriter::heartbeat(const RunStats& stats) {
+  fold_totals();
   SQLite::Transaction transaction(m_db, SQLite::TransactionBehavior::IMMEDIATE);
   save_run_counters(stats, {});
   transaction.commit();
 }
 
 void EventWriter::end_run(const std::string& exit_reason, const RunStats& stats) {
+  fold_totals();
   SQLite::Transaction transaction(m_db, SQLite::TransactionBehavior::IMMEDIATE);
   apply_resolutions();  // names from the end of a trace, after its last events
   save_run_counters(stats, {});

@@ -30,6 +30,7 @@
 #include "core/device_map.h"
 #include "core/file_event.h"
 #include "core/run_stats.h"
+#include "store/browsing_totals.h"
 #include "store/bulk_statement.h"
 #include "store/event_slots.h"
 #include "store/record_filter.h"
@@ -81,8 +82,16 @@ class EventWriter {
   // Writes batch (sorted in place by time) and the run counters in stats in one
   // transaction; afterwards adds what it wrote to stats.
   void write_batch(std::vector<FileEvent>& batch, RunStats& stats);
-  // Commits the run counters alone, so a quiet run still shows it is alive.
+  // Commits the run counters alone, so a quiet run still shows it is alive
+  // (and folds the browsing totals held).
   void heartbeat(const RunStats& stats);
+  // Folds the browsing totals held into their tables, in a transaction of
+  // its own (store/browsing_totals.h); totals_waiting: held and due.
+  void fold_totals();
+  bool totals_waiting() const { return m_browsing.holding() && m_browsing.due(); }
+  // How long written events may wait to be folded into the browsing totals
+  // (0: every batch).
+  void set_totals_interval(std::chrono::milliseconds interval) { m_browsing.set_interval(interval); }
   // Records how the run ended.
   void end_run(const std::string& exit_reason, const RunStats& stats);
 
@@ -120,15 +129,7 @@ class EventWriter {
   struct ActivityKeyHash {
     std::size_t operator()(const ActivityKey& key) const noexcept;
   };
-  struct ActivityTotals {
-    std::int64_t events = 0;  // events that did not fail (a coalesced row counts its events)
-    std::int64_t failed = 0;  // events that failed (a status), counted nowhere else
-    std::int64_t rows = 0;    // event rows, of both
-    std::int64_t first_id = 0;
-    std::int64_t last_id = 0;
-    std::int64_t count[op_count] = {};  // events per Op
-    std::int64_t bytes[op_count] = {};  // bytes per Op (read, write, disk_read, disk_write)
-  };
+  using ActivityTotals = OperationTotals;
 
   // Events and bytes of one minute by operation, for minute_totals.
   struct MinuteTotals {
@@ -166,9 +167,10 @@ class EventWriter {
   // Inserts the batch's event rows (and its names and processes) and adds
   // the events up in m_activity, m_touched and m_minutes.
   BatchCounts insert_events(const std::vector<FileEvent>& batch);
-  void write_activity();  // m_activity into activity
-  void write_segments();  // m_touched into segments
-  void write_minutes();   // m_minutes into minute_totals
+  void write_activity();         // m_activity into activity
+  void write_totals(bool fold);  // m_activity to the browsing totals: held, or folded with what is held
+  void write_segments();         // m_touched into segments
+  void write_minutes();          // m_minutes into minute_totals
   // Where the writer stood before a batch; a batch that failed puts it back.
   struct Position {
     std::int64_t last_event_id;
@@ -246,6 +248,8 @@ class EventWriter {
   std::array<std::optional<SQLite::Statement>, event_slot_count> m_move_file_events;  // per slot, when needed
   SQLite::Statement m_merge_file_activity;
   SQLite::Statement m_merge_file_totals;
+  BrowsingTotals m_browsing;
+  std::vector<BrowsingTotals::Pair> m_pairs;  // scratch for write_totals
   SQLite::Statement m_find_process;
   SQLite::Statement m_insert_process;
   SQLite::Statement m_name_process;

@@ -1,0 +1,226 @@
+#include "store/browsing_totals.h"
+
+#include <algorithm>
+#include <string>
+#include <tuple>
+
+#include "store/activity_columns.h"
+
+namespace etwaudit {
+
+namespace {
+
+// INSERT ... ON CONFLICT DO UPDATE adding one row's counters; parameters: the
+// key columns, then events, failed, unsized, first_id, last_id, and per op
+// its count and, where it has one, its bytes.
+std::string totals_upsert_sql(const std::string& table, const std::string& key) {
+  const OperationColumnsSql ops = operation_columns_sql();
+  std::string values;
+  const int keys = static_cast<int>(std::count(key.begin(), key.end(), ',')) + 1;
+  for (int i = 0; i < keys + 5 + ops.count; ++i) values += i ? ", ?" : "?";
+  return "INSERT INTO " + table + " (" + key + ", events, failed, unsized, first_id, last_id" + ops.names +
+         ") VALUES (" + values + ") ON CONFLICT (" + key +
+         ") DO UPDATE SET events = events + excluded.events, failed = failed + excluded.failed, "
+         "unsized = unsized + excluded.unsized, first_id = min(first_id, excluded.first_id), "
+         "last_id = max(last_id, excluded.last_id)" +
+         ops.sums;
+}
+
+void bind_totals(SQLite::Statement& statement, int index, const OperationTotals& totals) {
+  statement.bind(++index, totals.events);
+  statement.bind(++index, totals.failed);
+  statement.bind(++index, totals.unsized);
+  statement.bind(++index, totals.first_id);
+  statement.bind(++index, totals.last_id);
+  for (int op = 0; op < op_count; ++op) {
+    statement.bind(++index, totals.count[op]);
+    if (activity_columns[op].bytes) statement.bind(++index, totals.bytes[op]);
+  }
+}
+
+}  // namespace
+
+void OperationTotals::add(const OperationTotals& other) {
+  first_id = std::min(first_id, other.first_id);
+  last_id = std::max(last_id, other.last_id);
+  events += other.events;
+  failed += other.failed;
+  unsized += other.unsized;
+  rows += other.rows;
+  for (int op = 0; op < op_count; ++op) {
+    count[op] += other.count[op];
+    bytes[op] += other.bytes[op];
+  }
+}
+
+BrowsingTotals::BrowsingTotals(SQLite::Database& db)
+    : m_db(db),
+      m_upsert_file(db, totals_upsert_sql("file_totals", "file_id")),
+      m_upsert_process(db, totals_upsert_sql("process_totals", "process_id")),
+      m_upsert_pair(db, totals_upsert_sql("process_file_totals", "process_id, file_id")),
+      m_set_through(db, "UPDATE totals_folded SET through_id = max(through_id, ?)") {}
+
+std::size_t BrowsingTotals::KeyHash::operator()(const std::pair<std::int64_t, std::int64_t>& key) const noexcept {
+  std::uint64_t h = static_cast<std::uint64_t>(key.first) * 0x9E3779B97F4A7C15ull;
+  h ^= static_cast<std::uint64_t>(key.second) * 0xC2B2AE3D27D4EB4Full + (h << 6) + (h >> 2);
+  return static_cast<std::size_t>(h);
+}
+
+bool BrowsingTotals::due() const {
+  // A held pair costs about 350 bytes: 100,000 of them 35 MB.
+  return std::chrono::steady_clock::now() - m_last_fold >= m_interval || m_held.size() >= 100000;
+}
+
+void BrowsingTotals::fold(std::vector<Pair>& batch, std::int64_t through_id) {
+  m_scratch.assign(batch.begin(), batch.end());
+  for (const auto& [key, totals] : m_held) m_scratch.push_back({key.first, key.second, &totals});
+  upsert(m_scratch);
+  m_set_through.reset();
+  m_set_through.bind(1, through_id);
+  m_set_through.exec();
+}
+
+void BrowsingTotals::committed(bool folded, const std::vector<Pair>& batch) {
+  if (folded) {
+    m_held.clear();
+    m_last_fold = std::chrono::steady_clock::now();
+    return;
+  }
+  for (const Pair& pair : batch) {
+    auto [at, added] = m_held.try_emplace({pair.process_id, pair.file_id}, *pair.totals);
+    if (!added) at->second.add(*pair.totals);
+  }
+}
+
+void BrowsingTotals::catch_up() {
+  const std::int64_t through = m_db.execAndGet("SELECT through_id FROM totals_folded").getInt64();
+  // Per (process, file), as the writer counts them (event_writer.cpp).
+  const std::string ok = "status IS NULL", n = "coalesce(count, 1)";
+  std::string columns = "process_id, file_id, sum(CASE WHEN " + ok + " THEN " + n + " ELSE 0 END), sum(CASE WHEN " +
+                        ok + " THEN 0 ELSE " + n + " END), min(id), max(id)";
+  std::string moving;
+  for (const ActivityColumns& c : activity_columns) {
+    const std::string op = std::to_string(static_cast<int>(c.op));
+    columns += ", sum(CASE WHEN " + ok + " AND op = " + op + " THEN " + n + " ELSE 0 END)";
+    if (!c.bytes) continue;
+    columns += ", sum(CASE WHEN " + ok + " AND op = " + op + " THEN max(coalesce(size, 0), 0) ELSE 0 END)";
+    moving += (moving.empty() ? "" : ", ") + op;
+  }
+  columns += ", sum(CASE WHEN " + ok + " AND size IS NULL AND op IN (" + moving + ") THEN " + n + " ELSE 0 END)";
+  SQLite::Statement after(m_db, "SELECT " + columns + " FROM events WHERE id > ? GROUP BY process_id, file_id");
+  after.bind(1, through);
+  std::vector<OperationTotals> totals;
+  std::vector<std::pair<std::int64_t, std::int64_t>> keys;
+  std::int64_t last = through;
+  while (after.executeStep()) {
+    OperationTotals t;
+    int i = 0;
+    keys.emplace_back(after.getColumn(i).getInt64(), after.getColumn(i + 1).getInt64());
+    i += 2;
+    t.events = after.getColumn(i++).getInt64();
+    t.failed = after.getColumn(i++).getInt64();
+    t.first_id = after.getColumn(i++).getInt64();
+    t.last_id = after.getColumn(i++).getInt64();
+    for (int op = 0; op < op_count; ++op) {
+      t.count[op] = after.getColumn(i++).getInt64();
+      if (activity_columns[op].bytes) t.bytes[op] = after.getColumn(i++).getInt64();
+    }
+    t.unsized = after.getColumn(i).getInt64();
+    last = std::max(last, t.last_id);
+    totals.push_back(t);
+  }
+  if (totals.empty()) return;
+  std::vector<Pair> pairs;
+  for (std::size_t k = 0; k < totals.size(); ++k) pairs.push_back({keys[k].first, keys[k].second, &totals[k]});
+  upsert(pairs);
+  m_set_through.reset();
+  m_set_through.bind(1, last);
+  m_set_through.exec();
+}
+
+void BrowsingTotals::upsert(std::vector<Pair>& pairs) {
+  // Each table's rows in key order, as they lie in its B-tree. Files and
+  // processes first: a new pair's trigger counts it in both rows.
+  auto sum_by = [&](auto key_of, SQLite::Statement& upsert) {
+    std::sort(pairs.begin(), pairs.end(), [&](const Pair& a, const Pair& b) { return key_of(a) < key_of(b); });
+    m_merged.clear();
+    for (const Pair& pair : pairs) {
+      if (m_merged.empty() || m_merged.back().first != key_of(pair))
+        m_merged.emplace_back(key_of(pair), *pair.totals);
+      else
+        m_merged.back().second.add(*pair.totals);
+    }
+    for (const auto& [key, totals] : m_merged) {
+      upsert.reset();
+      upsert.bind(1, key);
+      bind_totals(upsert, 1, totals);
+      upsert.exec();
+    }
+  };
+  sum_by([](const Pair& p) { return p.file_id; }, m_upsert_file);
+  sum_by([](const Pair& p) { return p.process_id; }, m_upsert_process);
+
+  std::sort(pairs.begin(), pairs.end(), [](const Pair& a, const Pair& b) {
+    return std::tie(a.process_id, a.file_id) < std::tie(b.process_id, b.file_id);
+  });
+  for (std::size_t i = 0; i < pairs.size();) {
+    OperationTotals totals = *pairs[i].totals;
+    std::size_t next = i + 1;
+    for (; next < pairs.size() && pairs[next].process_id == pairs[i].process_id &&
+           pairs[next].file_id == pairs[i].file_id;
+         ++next)
+      totals.add(*pairs[next].totals);
+    m_upsert_pair.reset();
+    m_upsert_pair.bind(1, pairs[i].process_id);
+    m_upsert_pair.bind(2, pairs[i].file_id);
+    bind_totals(m_upsert_pair, 2, totals);
+    m_upsert_pair.exec();
+    i = next;
+  }
+}
+
+void BrowsingTotals::merge_file(std::int64_t from, std::int64_t into) {
+  const OperationColumnsSql ops = operation_columns_sql();
+  const std::string counts = "events, failed, unsized, first_id, last_id" + ops.names;
+  const std::string sums =
+      "events = events + excluded.events, failed = failed + excluded.failed, unsized = unsized + excluded.unsized, "
+      "first_id = min(first_id, excluded.first_id), last_id = max(last_id, excluded.last_id)" +
+      ops.sums;
+  // The file's row first, so that the pairs' trigger counts them into it.
+  for (const std::string& sql : {
+           "INSERT INTO file_totals (file_id, " + counts + ") SELECT ?1, " + counts +
+               " FROM file_totals WHERE file_id = ?2 ON CONFLICT (file_id) DO UPDATE SET " + sums,
+           "INSERT INTO process_file_totals (process_id, file_id, " + counts + ") SELECT process_id, ?1, " + counts +
+               " FROM process_file_totals WHERE file_id = ?2 ON CONFLICT (process_id, file_id) DO UPDATE SET " + sums,
+           std::string("DELETE FROM process_file_totals WHERE file_id = ?2"),
+           std::string("DELETE FROM file_totals WHERE file_id = ?2"),
+       }) {
+    SQLite::Statement statement(m_db, sql);
+    statement.bind(1, into);
+    statement.bind(2, from);
+    statement.exec();
+  }
+  // And what is held of it.
+  std::vector<std::pair<std::int64_t, OperationTotals>> moved;
+  for (auto at = m_held.begin(); at != m_held.end();) {
+    if (at->first.second != from) {
+      ++at;
+      continue;
+    }
+    moved.emplace_back(at->first.first, at->second);
+    at = m_held.erase(at);
+  }
+  for (const auto& [process, totals] : moved) {
+    auto [at, added] = m_held.try_emplace({process, into}, totals);
+    if (!added) at->second.add(totals);
+  }
+}
+
+void BrowsingTotals::reset() {
+  m_set_through.tryReset();
+  m_upsert_file.tryReset();
+  m_upsert_process.tryReset();
+  m_upsert_pair.tryReset();
+}
+
+}  // namespace etwaudit

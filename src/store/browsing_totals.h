@@ -1,0 +1,89 @@
+#pragma once
+// The totals per file, per process and per (process, file) that the browsing
+// views show (sql/0021_browsing_totals.sql): every event ever written.
+//
+// Adding each batch to them rewrites their pages all over the tables, so the
+// writer hands each committed batch's activity here, and the totals take it
+// in memory and fold it into the tables every interval (in a batch's
+// transaction), when the run ends and before retention prunes.
+// totals_folded.through_id is the last event id they hold: a writer that
+// starts after one that died folds the events after it from the event tables.
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+
+#include <chrono>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "core/file_event.h"
+
+namespace etwaudit {
+
+// What a set of events adds up to; the counting columns of activity and of
+// the totals tables.
+struct OperationTotals {
+  std::int64_t events = 0;   // events that did not fail (a coalesced row counts its events)
+  std::int64_t failed = 0;   // events that failed (a status), counted nowhere else
+  std::int64_t unsized = 0;  // events of an operation that moves bytes, without a size
+  std::int64_t rows = 0;     // event rows, of both
+  std::int64_t first_id = 0;
+  std::int64_t last_id = 0;
+  std::int64_t count[op_count] = {};  // events per Op
+  std::int64_t bytes[op_count] = {};  // bytes per Op (read, write, disk_read, disk_write, paging)
+
+  // Adds other, whose events all come after these or all before.
+  void add(const OperationTotals& other);
+};
+
+class BrowsingTotals {
+ public:
+  explicit BrowsingTotals(SQLite::Database& db);
+
+  struct Pair {
+    std::int64_t process_id;
+    std::int64_t file_id;
+    const OperationTotals* totals;
+  };
+
+  // Whether the batch being written should fold: the interval passed since
+  // the last fold, or much is held.
+  bool due() const;
+  // In a transaction: adds what is held and batch (pairs may repeat, and are
+  // reordered) to the tables, which then hold the events up to through_id.
+  void fold(std::vector<Pair>& batch, std::int64_t through_id);
+  // After the transaction of a batch committed: forgets what was held when
+  // it folded, holds batch when not.
+  void committed(bool folded, const std::vector<Pair>& batch);
+  bool holding() const { return !m_held.empty(); }
+  // In a transaction: folds the events after through_id that the tables lack
+  // (their writer stopped before it folded them).
+  void catch_up();
+  // Moves the totals of file row from into those of file row into.
+  void merge_file(std::int64_t from, std::int64_t into);
+  // Statements left half-run by a failed transaction.
+  void reset();
+  // How long what is written may wait to be folded (0: every batch folds).
+  void set_interval(std::chrono::milliseconds interval) { m_interval = interval; }
+
+ private:
+  struct KeyHash {
+    std::size_t operator()(const std::pair<std::int64_t, std::int64_t>& key) const noexcept;
+  };
+  void upsert(std::vector<Pair>& pairs);
+
+  SQLite::Database& m_db;
+  SQLite::Statement m_upsert_file;
+  SQLite::Statement m_upsert_process;
+  SQLite::Statement m_upsert_pair;
+  SQLite::Statement m_set_through;
+  std::chrono::milliseconds m_interval{5000};
+  std::chrono::steady_clock::time_point m_last_fold = std::chrono::steady_clock::now();
+  // (process, file) -> what was committed since the last fold
+  std::unordered_map<std::pair<std::int64_t, std::int64_t>, OperationTotals, KeyHash> m_held;
+  std::vector<Pair> m_scratch;                                     // held and batch together
+  std::vector<std::pair<std::int64_t, OperationTotals>> m_merged;  // one key's sum
+};
+
+}  // namespace etwaudit
