@@ -4,6 +4,7 @@
 #include <string>
 #include <tuple>
 
+#include "core/time_format.h"
 #include "store/activity_columns.h"
 
 namespace etwaudit {
@@ -11,18 +12,18 @@ namespace etwaudit {
 namespace {
 
 // INSERT ... ON CONFLICT DO UPDATE adding one row's counters; parameters: the
-// key columns, then events, failed, unsized, first_id, last_id, and per op
+// key columns, then events, failed, unsized, first_seen, last_seen (as text), and per op
 // its count and, where it has one, its bytes.
 std::string totals_upsert_sql(const std::string& table, const std::string& key) {
   const OperationColumnsSql ops = operation_columns_sql();
   std::string values;
   const int keys = static_cast<int>(std::count(key.begin(), key.end(), ',')) + 1;
   for (int i = 0; i < keys + 5 + ops.count; ++i) values += i ? ", ?" : "?";
-  return "INSERT INTO " + table + " (" + key + ", events, failed, unsized, first_id, last_id" + ops.names +
+  return "INSERT INTO " + table + " (" + key + ", events, failed, unsized, first_seen, last_seen" + ops.names +
          ") VALUES (" + values + ") ON CONFLICT (" + key +
          ") DO UPDATE SET events = events + excluded.events, failed = failed + excluded.failed, "
-         "unsized = unsized + excluded.unsized, first_id = min(first_id, excluded.first_id), "
-         "last_id = max(last_id, excluded.last_id)" +
+         "unsized = unsized + excluded.unsized, first_seen = min(first_seen, excluded.first_seen), "
+         "last_seen = max(last_seen, excluded.last_seen)" +
          ops.sums;
 }
 
@@ -30,8 +31,8 @@ void bind_totals(SQLite::Statement& statement, int index, const OperationTotals&
   statement.bind(++index, totals.events);
   statement.bind(++index, totals.failed);
   statement.bind(++index, totals.unsized);
-  statement.bind(++index, totals.first_id);
-  statement.bind(++index, totals.last_id);
+  statement.bind(++index, format_iso8601(totals.first_id));  // as text: see sql/0021
+  statement.bind(++index, format_iso8601(totals.last_id));
   for (int op = 0; op < op_count; ++op) {
     statement.bind(++index, totals.count[op]);
     if (activity_columns[op].bytes) statement.bind(++index, totals.bytes[op]);
@@ -67,8 +68,10 @@ std::size_t BrowsingTotals::KeyHash::operator()(const std::pair<std::int64_t, st
 }
 
 bool BrowsingTotals::due() const {
-  // A held pair costs about 350 bytes: 100,000 of them 35 MB.
-  return std::chrono::steady_clock::now() - m_last_fold >= m_interval || m_held.size() >= 100000;
+  // A held pair costs about 350 bytes of memory, and its fold up to 120 bytes
+  // of new rows, which a --max-size cap must leave room for: a fold stays
+  // under about 4 MB.
+  return std::chrono::steady_clock::now() - m_last_fold >= m_interval || m_held.size() >= 32768;
 }
 
 void BrowsingTotals::fold(std::vector<Pair>& batch, std::int64_t through_id) {
@@ -181,10 +184,10 @@ void BrowsingTotals::upsert(std::vector<Pair>& pairs) {
 
 void BrowsingTotals::merge_file(std::int64_t from, std::int64_t into) {
   const OperationColumnsSql ops = operation_columns_sql();
-  const std::string counts = "events, failed, unsized, first_id, last_id" + ops.names;
+  const std::string counts = "events, failed, unsized, first_seen, last_seen" + ops.names;
   const std::string sums =
       "events = events + excluded.events, failed = failed + excluded.failed, unsized = unsized + excluded.unsized, "
-      "first_id = min(first_id, excluded.first_id), last_id = max(last_id, excluded.last_id)" +
+      "first_seen = min(first_seen, excluded.first_seen), last_seen = max(last_seen, excluded.last_seen)" +
       ops.sums;
   // The file's row first, so that the pairs' trigger counts them into it.
   for (const std::string& sql : {

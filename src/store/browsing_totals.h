@@ -57,6 +57,9 @@ class BrowsingTotals {
   // it folded, holds batch when not.
   void committed(bool folded, const std::vector<Pair>& batch);
   bool holding() const { return !m_held.empty(); }
+  // The most a fold of what is held adds to the database: every pair new, in
+  // its table, its index and as a new file (B-tree pages about 2/3 full).
+  std::uint64_t fold_bytes() const { return m_held.size() * 320; }
   // In a transaction: folds the events after through_id that the tables lack
   // (their writer stopped before it folded them).
   void catch_up();

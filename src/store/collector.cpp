@@ -247,16 +247,13 @@ void Collector::collect() {
       if (m_retention.enabled()) {
         const std::uint64_t used_after = used_bytes(m_writer.database());
         if (used_after > used_before) m_batch_growth = used_after - used_before;
-        m_retention.headroom = 2 * m_batch_growth;
+        // And for the browsing totals the next fold may add.
+        m_retention.headroom = 2 * m_batch_growth + m_writer.totals_fold_bytes();
       }
       last_commit = now;
       prune(std::chrono::milliseconds(500));
     } else if (m_writer.totals_waiting()) {  // idle: fold what the last batches left
-      try {
-        m_writer.fold_totals();
-      } catch (const std::exception& e) {
-        if (!is_lock_error(e)) throw;  // locked: the next batch or heartbeat folds it
-      }
+      fold_totals();
     } else if (now - last_commit >= heartbeat_interval) {
       try {
         m_writer.heartbeat(m_stats);
@@ -272,7 +269,20 @@ void Collector::collect() {
     m_coalescer->flush(rows);
     if (!rows.empty()) write_rows();
   }
+  // The totals held would otherwise be folded by end_run, past the last
+  // prune: under --max-size, fold them while there is a prune to follow.
+  if (m_retention.enabled()) fold_totals();
   m_stats.dropped = m_queue.dropped() + m_abandoned;
+}
+
+void Collector::fold_totals() {
+  try {
+    m_writer.fold_totals();
+  } catch (const std::exception& e) {
+    if (!is_lock_error(e)) throw;  // locked: the next batch, the heartbeat or the run's end folds them
+    return;
+  }
+  prune(std::chrono::milliseconds(500));
 }
 
 }  // namespace etwaudit

@@ -111,6 +111,8 @@ class Collector {
   Pruner& pruner();
   // One round of pruning, at most budget long.
   void prune(std::chrono::milliseconds budget);
+  // Folds the browsing totals held (store/browsing_totals.h), then prunes.
+  void fold_totals();
 
   BoundedQueue<FileEvent>& m_queue;
   EventWriter& m_writer;

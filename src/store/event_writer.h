@@ -89,6 +89,8 @@ class EventWriter {
   // its own (store/browsing_totals.h); totals_waiting: held and due.
   void fold_totals();
   bool totals_waiting() const { return m_browsing.holding() && m_browsing.due(); }
+  // The most the next fold can add to the database's pages.
+  std::uint64_t totals_fold_bytes() const { return m_browsing.fold_bytes(); }
   // How long written events may wait to be folded into the browsing totals
   // (0: every batch).
   void set_totals_interval(std::chrono::milliseconds interval) { m_browsing.set_interval(interval); }
