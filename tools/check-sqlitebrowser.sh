@@ -5,8 +5,8 @@
 #
 # A collector records events that arrive on a FIFO at a steady rate; once the
 # database has some, sqlitebrowser opens it read-only under Xvfb and browses
-# v_events (its row count and first page, what a user sees first), while the
-# events keep coming. Holds when sqlitebrowser kept the database open without
+# v_events (its row count and first page, what a user sees first), then each
+# of the browsing views (v_file_totals, ...), while the events keep coming. Holds when sqlitebrowser kept the database open without
 # failing, the collector wrote every event, exited 0 and printed no warning or
 # error (no "database is locked", no wait for the write lock), and the database
 # passes integrity_check. Exits 77 (skipped) without sqlitebrowser or Xvfb.
@@ -93,6 +93,28 @@ sleep $((seconds / 2))
 kill -0 "$browser" 2>/dev/null || fail "sqlitebrowser ended while the collector wrote: $(tail -5 "$work/browser.log")"
 browsed_at=$(sqlite3 -readonly "$db" "SELECT count(*) FROM events")
 
+# The views to start from (sql/0021), each opened as a user does, while the
+# events keep coming: the browser must open it and stay up.
+kill -- "-$browser" 2>/dev/null || true
+browser=
+for view in v_file_totals v_process_totals v_process_file_totals v_runs; do
+  setsid xvfb-run -a -s "-screen 0 1280x800x24" sqlitebrowser -R -t "$view" "$db" >"$work/$view.log" 2>&1 3>&- &
+  browser=$!
+  opened=no
+  for _ in $(seq 100); do
+    for pid in $(pgrep -f "sqlitebrowser -R -t $view" || true); do
+      if ls -l "/proc/$pid/fd" 2>/dev/null | grep -q "$db"; then opened=yes; fi
+    done
+    [[ $opened == yes ]] && break
+    sleep 0.1
+  done
+  [[ $opened == yes ]] || fail "sqlitebrowser did not open $view: $(tail -5 "$work/$view.log")"
+  sleep 1
+  kill -0 "$browser" 2>/dev/null || fail "sqlitebrowser ended on $view: $(tail -5 "$work/$view.log")"
+  kill -- "-$browser" 2>/dev/null || true
+  browser=
+done
+
 wait "$feeder" || fail "the feeder failed: $(cat "$work/feeder.log")"
 feeder=
 exec 3>&-
@@ -107,6 +129,8 @@ if grep -Eiq "warning|error|locked|waiting" "$work/collector.log"; then
 fi
 written=$(sqlite3 -readonly "$db" "SELECT coalesce(sum(events), 0) FROM activity")
 ((written == events)) || fail "the collector wrote $written of $events events"
+totals=$(sqlite3 -readonly "$db" "SELECT sum(events) FROM v_file_totals")
+((totals == events)) || fail "v_file_totals holds $totals of $events events after the run"
 [[ $(sqlite3 -readonly "$db" "PRAGMA integrity_check") == ok ]] || fail "integrity_check failed"
-echo "check-sqlitebrowser: sqlitebrowser browsed v_events read-only while the collector wrote" \
+echo "check-sqlitebrowser: sqlitebrowser browsed v_events and the browsing views read-only while the collector wrote" \
   "($browsed_at events then, $events at the end); the collector wrote every event, exit 0, no warning"
