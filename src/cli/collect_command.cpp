@@ -151,8 +151,7 @@ cxxopts::Options collect_options() {
   // clang-format off
   options.add_options()
     ("source", std::string("where events come from: ") + live_sources_help() +
-               "replay:FILE.jsonl (one JSON event per line; see README; replay:- reads standard input, "
-               "and a named pipe is read until its writer closes it)",
+               "replay:FILE.jsonl (JSON lines, see README; replay:- reads standard input)",
       cxxopts::value<std::string>(), "SOURCE")
     ("d,db", "database to write (created if missing) (default: $ETWAUDIT_DB, else audit.db)", cxxopts::value<std::string>(), "FILE")
     ("duration", "stop after this long: 90s, 15m, 2h", cxxopts::value<std::string>(), "DURATION")
@@ -168,17 +167,17 @@ cxxopts::Options collect_options() {
       cxxopts::value<std::vector<std::string>>(), "PROCESS")
     ("exclude-process", "never record these processes (image glob or pid); repeatable",
       cxxopts::value<std::vector<std::string>>(), "PROCESS")
-    ("op,ops", "record only these operations: --op read,write or --op read --op write (--ops the same)", cxxopts::value<std::vector<std::string>>(), "OP[,OP...]")
+    ("op,ops", "record only these operations: a list, or the option repeated (--ops is the same)", cxxopts::value<std::vector<std::string>>(), "OP[,OP...]")
     ("keep", "prune raw events older than this (30d, 12h) while collecting; their hourly totals stay",
       cxxopts::value<std::string>(), "AGE")
     ("max-size", "prune the oldest raw events to keep the database under this size (500MB, 2GB)",
       cxxopts::value<std::string>(), "SIZE")
-    ("coalesce-ms", "store a process's events of one operation on one file that begin within this many ms as "
-                    "one row with a count (0: one row per event)",
+    ("coalesce-ms", "a process's events of one operation on one file within this many ms become one row with a "
+                    "count (0: a row each)",
       cxxopts::value<long>()->default_value(std::to_string(default_coalesce_ms)), "MS")
-    ("ship", "also send the events to this ClickHouse server as they are written: http://HOST:8123/?database=NAME "
-             "(see etwaudit ship)", cxxopts::value<std::string>(), "URL")
-    ("ship-interval", "with --ship, send a batch once its oldest event waited this long: 30s",
+    ("ship", "also send the events to this ClickHouse server: http://HOST:8123/?database=NAME (see etwaudit ship)",
+      cxxopts::value<std::string>(), "URL")
+    ("ship-interval", "with --ship: send once the oldest event waited this long",
       cxxopts::value<std::string>()->default_value("30s"), "DURATION")
     ("ship-credentials-file", "with --ship: a file with the user and the password, a line each",
       cxxopts::value<std::string>(), "FILE")
