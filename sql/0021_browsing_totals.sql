@@ -7,7 +7,7 @@
 -- these reads every row: seconds. The questions people start from are
 -- smaller (which files, which processes, who touched what), and these
 -- tables answer them with one row each, holding every event ever written,
--- pruned hours included (retention never touches them;
+-- pruned hours included (retention leaves them, but for --max-size, below;
 -- a file row merged into another, an unresolved kernel key that turned out
 -- to have a name, moves its totals with it).
 --
@@ -20,7 +20,14 @@
 -- the events after it from the event tables.
 --
 -- file_totals.processes and process_totals.files count the (process, file)
--- pairs; the triggers keep them as pairs come and go.
+-- pairs as they come (the trigger).
+--
+-- Under --max-size the pairs are bounded: one in 4 KiB of the cap (about a
+-- thirtieth of it), the pairs seen longest ago going first; under a cap
+-- below 64 MiB the collector keeps no totals at all (they would take much
+-- of it, and a fold, which touches every page of them, much of its WAL). The files' and
+-- processes' rows keep what the pairs added (files, like their names, are
+-- never pruned): v_process_file_totals then lists the pairs seen lately.
 --
 -- The first and last event's times are kept as text (ISO 8601 in UTC, as
 -- v_events shows them, which sorts as the times do): formatting them for
@@ -131,7 +138,9 @@ CREATE TABLE process_file_totals (
 ) WITHOUT ROWID;
 CREATE INDEX process_file_totals_by_file ON process_file_totals (file_id, process_id);
 
-CREATE TABLE totals_folded (through_id INTEGER NOT NULL);
+-- through_id: the last event the totals hold; pairs: the rows of
+-- process_file_totals (kept by the triggers), which --max-size bounds.
+CREATE TABLE totals_folded (through_id INTEGER NOT NULL, pairs INTEGER NOT NULL DEFAULT 0);
 INSERT INTO totals_folded (through_id) SELECT coalesce(max(id), 0) FROM events;
 
 -- What the database holds: activity rows (of kept and of pruned segments)
@@ -221,14 +230,14 @@ SELECT process_id, count(*), sum(events), sum(failed), min(first_seen), max(last
        sum(paging_write_bytes)
 FROM process_file_totals GROUP BY process_id;
 
+UPDATE totals_folded SET pairs = (SELECT count(*) FROM process_file_totals);
+
 CREATE TRIGGER process_file_totals_added AFTER INSERT ON process_file_totals BEGIN
   UPDATE file_totals SET processes = processes + 1 WHERE file_id = NEW.file_id;
   UPDATE process_totals SET files = files + 1 WHERE process_id = NEW.process_id;
+  UPDATE totals_folded SET pairs = pairs + 1;
 END;
-CREATE TRIGGER process_file_totals_removed AFTER DELETE ON process_file_totals BEGIN
-  UPDATE file_totals SET processes = processes - 1 WHERE file_id = OLD.file_id;
-  UPDATE process_totals SET files = files - 1 WHERE process_id = OLD.process_id;
-END;
+
 
 -- One row per file: the place to start browsing.
 CREATE VIEW v_file_totals AS

@@ -194,3 +194,39 @@ TEST_CASE("a batch folds the totals once the interval has passed", "[browsing]")
   CHECK(f.count("SELECT sum(events + failed) FROM file_totals") ==
         f.count("SELECT sum(coalesce(count, 1)) FROM events"));
 }
+
+TEST_CASE("under a size cap the pairs seen longest ago leave the browsing totals; files and processes keep theirs",
+          "[browsing][retention]") {
+  Fixture f;
+  f.write(12, 500);
+  f.writer.fold_totals();
+  const std::int64_t pairs = f.count("SELECT count(*) FROM process_file_totals");
+  REQUIRE(f.count("SELECT pairs FROM totals_folded") == pairs);
+  const std::string files_before = f.text("SELECT * FROM file_totals ORDER BY file_id");
+  const std::string processes_before = f.text("SELECT * FROM process_totals ORDER BY process_id");
+  // A cap that allows a third of them (one pair in 4 KiB), and the last of
+  // the pairs that must go.
+  const std::uint64_t cap = static_cast<std::uint64_t>(pairs / 3) * 4096;
+  REQUIRE(browsing_pairs_allowed(cap) == pairs / 3);
+  const std::string cutoff = f.text("SELECT last_seen FROM process_file_totals ORDER BY last_seen LIMIT 1 OFFSET " +
+                                    std::to_string(pairs - pairs / 3 - 1));
+  Pruner pruner(f.db);
+  pruner.prune(RetentionPolicy{std::nullopt, cap}, f.writer.last_event_time());
+  CHECK(f.count("SELECT count(*) FROM process_file_totals") == pairs / 3);
+  CHECK(f.count("SELECT pairs FROM totals_folded") == pairs / 3);
+  CHECK(f.text("SELECT min(last_seen) FROM process_file_totals") >= cutoff);
+  CHECK(f.text("SELECT * FROM file_totals ORDER BY file_id") == files_before);
+  CHECK(f.text("SELECT * FROM process_totals ORDER BY process_id") == processes_before);
+}
+
+TEST_CASE("a writer told to keep no browsing totals (a database capped small) adds nothing to them", "[browsing]") {
+  Fixture f;
+  f.writer.stop_keeping_totals();
+  f.writer.set_totals_interval(std::chrono::milliseconds(0));
+  f.write(2, 100);
+  f.writer.fold_totals();
+  f.writer.end_run("end of input", f.stats);
+  CHECK(f.count("SELECT count(*) FROM events") > 0);
+  CHECK(f.count("SELECT count(*) FROM file_totals") == 0);
+  CHECK(f.count("SELECT count(*) FROM process_file_totals") == 0);
+}

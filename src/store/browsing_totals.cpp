@@ -68,10 +68,11 @@ std::size_t BrowsingTotals::KeyHash::operator()(const std::pair<std::int64_t, st
 }
 
 bool BrowsingTotals::due() const {
+  if (!m_keeping) return false;
   // A held pair costs about 350 bytes of memory, and its fold up to 120 bytes
   // of new rows, which a --max-size cap must leave room for: a fold stays
   // under about 4 MB.
-  return std::chrono::steady_clock::now() - m_last_fold >= m_interval || m_held.size() >= 32768;
+  return std::chrono::steady_clock::now() - m_last_fold >= m_interval || m_held.size() >= m_hold_limit;
 }
 
 void BrowsingTotals::fold(std::vector<Pair>& batch, std::int64_t through_id) {
@@ -84,6 +85,7 @@ void BrowsingTotals::fold(std::vector<Pair>& batch, std::int64_t through_id) {
 }
 
 void BrowsingTotals::committed(bool folded, const std::vector<Pair>& batch) {
+  if (!m_keeping) return;
   if (folded) {
     m_held.clear();
     m_last_fold = std::chrono::steady_clock::now();
@@ -96,6 +98,7 @@ void BrowsingTotals::committed(bool folded, const std::vector<Pair>& batch) {
 }
 
 void BrowsingTotals::catch_up() {
+  if (!m_keeping) return;
   const std::int64_t through = m_db.execAndGet("SELECT through_id FROM totals_folded").getInt64();
   // Per (process, file), as the writer counts them (event_writer.cpp).
   const std::string ok = "status IS NULL", n = "coalesce(count, 1)";
@@ -195,6 +198,11 @@ void BrowsingTotals::merge_file(std::int64_t from, std::int64_t into) {
                " FROM file_totals WHERE file_id = ?2 ON CONFLICT (file_id) DO UPDATE SET " + sums,
            "INSERT INTO process_file_totals (process_id, file_id, " + counts + ") SELECT process_id, ?1, " + counts +
                " FROM process_file_totals WHERE file_id = ?2 ON CONFLICT (process_id, file_id) DO UPDATE SET " + sums,
+           // The pairs of from go: no trigger counts them out.
+           std::string("UPDATE process_totals SET files = files - 1 WHERE process_id IN "
+                       "(SELECT process_id FROM process_file_totals WHERE file_id = ?2)"),
+           std::string("UPDATE totals_folded SET pairs = pairs - "
+                       "(SELECT count(*) FROM process_file_totals WHERE file_id = ?2)"),
            std::string("DELETE FROM process_file_totals WHERE file_id = ?2"),
            std::string("DELETE FROM file_totals WHERE file_id = ?2"),
        }) {

@@ -69,6 +69,14 @@ class BrowsingTotals {
   void reset();
   // How long what is written may wait to be folded (0: every batch folds).
   void set_interval(std::chrono::milliseconds interval) { m_interval = interval; }
+  // The most pairs held before a fold (a cap on the database sets it lower).
+  void set_hold_limit(std::size_t pairs) { m_hold_limit = pairs; }
+  // Keeps no totals from now on: under a small cap they would take much of
+  // it (and their folds much of its WAL).
+  void stop_keeping() {
+    m_keeping = false;
+    m_held.clear();
+  }
 
  private:
   struct KeyHash {
@@ -82,6 +90,8 @@ class BrowsingTotals {
   SQLite::Statement m_upsert_pair;
   SQLite::Statement m_set_through;
   std::chrono::milliseconds m_interval{5000};
+  std::size_t m_hold_limit = 32768;
+  bool m_keeping = true;
   std::chrono::steady_clock::time_point m_last_fold = std::chrono::steady_clock::now();
   // (process, file) -> what was committed since the last fold
   std::unordered_map<std::pair<std::int64_t, std::int64_t>, OperationTotals, KeyHash> m_held;

@@ -155,6 +155,7 @@ void Collector::write(std::vector<FileEvent>& rows) {
   using Clock = std::chrono::steady_clock;
   std::optional<Clock::time_point> waiting_since, stopping_since;
   const std::uint64_t dropped_before = m_queue.dropped();
+  bool retried_without_fold = false;
   for (;;) {
     // The wait starts with the attempt that found the database locked.
     const auto attempt_started = Clock::now();
@@ -181,6 +182,13 @@ void Collector::write(std::vector<FileEvent>& rows) {
           if (m_warn)
             m_warn("the disk is full: pruned the oldest " + with_thousands(freed.events) +
                    " events to make room, and went on");
+          continue;
+        }
+        // The WAL's room back, try once more without folding the browsing
+        // totals (they wait for a later batch).
+        if (!retried_without_fold) {
+          retried_without_fold = true;
+          m_writer.postpone_totals_fold();
           continue;
         }
       }
@@ -279,8 +287,11 @@ void Collector::fold_totals() {
   try {
     m_writer.fold_totals();
   } catch (const std::exception& e) {
-    if (!is_lock_error(e)) throw;  // locked: the next batch, the heartbeat or the run's end folds them
-    return;
+    // Locked, or the disk is full: the totals stay held, and the next batch,
+    // the heartbeat, the run's end or the next run folds them; pruning makes
+    // room meanwhile.
+    if (!is_lock_error(e) && !is_disk_full(e)) throw;
+    if (is_disk_full(e)) truncate_wal();
   }
   prune(std::chrono::milliseconds(500));
 }

@@ -26,6 +26,7 @@
 // database's filesystem runs low, it prunes so that the next batches fit in
 // the file's free pages and the file stops growing.
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -84,6 +85,14 @@ class Collector {
     m_retention = policy;
     m_live = live;
     m_wal_limit = sizing_for(policy).wal_bytes;
+    // A fold touches every page of the browsing totals it adds to: under a
+    // cap, fold at most the pairs it allows; under a small cap keep none
+    // (they would take much of it, sql/0021).
+    if (policy.max_bytes && *policy.max_bytes < browsing_totals_min_cap)
+      m_writer.stop_keeping_totals();
+    else if (policy.max_bytes)
+      m_writer.set_totals_hold_limit(
+          static_cast<std::size_t>(std::clamp<std::int64_t>(browsing_pairs_allowed(*policy.max_bytes), 256, 32768)));
   }
   // The Checkpointer of the writer's connection, which cut_wal asks to cut the WAL back.
   void set_checkpointer(Checkpointer& checkpointer) { m_checkpointer = &checkpointer; }

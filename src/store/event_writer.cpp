@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <tuple>
+#include <utility>
 
 #include "core/ascii.h"
 #include "core/time_format.h"
@@ -501,7 +502,7 @@ void EventWriter::write_batch(std::vector<FileEvent>& batch, RunStats& stats) {
   m_activity.clear();
   m_minutes.clear();
   BatchCounts counts;
-  const bool fold = m_browsing.due();
+  const bool fold = !std::exchange(m_postpone_fold, false) && m_browsing.due();
   try {
     SQLite::Transaction transaction(m_db, SQLite::TransactionBehavior::IMMEDIATE);
     apply_resolutions();
@@ -628,6 +629,15 @@ void EventWriter::write_totals(bool fold) {
   if (fold) m_browsing.fold(m_pairs, m_last_event_id);
 }
 
+void EventWriter::fold_totals_if_possible() noexcept {
+  // What the totals lack, the next writer folds from the events
+  // (BrowsingTotals::catch_up): a full disk or a lock must not lose the run.
+  try {
+    fold_totals();
+  } catch (const std::exception&) {
+  }
+}
+
 void EventWriter::fold_totals() {
   if (!m_browsing.holding()) return;
   SQLite::Transaction transaction(m_db, SQLite::TransactionBehavior::IMMEDIATE);
@@ -711,14 +721,14 @@ void EventWriter::save_run_counters(const RunStats& stats, const BatchCounts& ba
 }
 
 void EventWriter::heartbeat(const RunStats& stats) {
-  fold_totals();
+  fold_totals_if_possible();
   SQLite::Transaction transaction(m_db, SQLite::TransactionBehavior::IMMEDIATE);
   save_run_counters(stats, {});
   transaction.commit();
 }
 
 void EventWriter::end_run(const std::string& exit_reason, const RunStats& stats) {
-  fold_totals();
+  fold_totals_if_possible();
   SQLite::Transaction transaction(m_db, SQLite::TransactionBehavior::IMMEDIATE);
   apply_resolutions();  // names from the end of a trace, after its last events
   save_run_counters(stats, {});

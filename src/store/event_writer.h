@@ -88,12 +88,20 @@ class EventWriter {
   // Folds the browsing totals held into their tables, in a transaction of
   // its own (store/browsing_totals.h); totals_waiting: held and due.
   void fold_totals();
+  // The same, where failing to fold must not fail the caller (heartbeat, end_run).
+  void fold_totals_if_possible() noexcept;
   bool totals_waiting() const { return m_browsing.holding() && m_browsing.due(); }
   // The most the next fold can add to the database's pages.
   std::uint64_t totals_fold_bytes() const { return m_browsing.fold_bytes(); }
   // How long written events may wait to be folded into the browsing totals
   // (0: every batch).
   void set_totals_interval(std::chrono::milliseconds interval) { m_browsing.set_interval(interval); }
+  // The next batch does not fold the browsing totals, due or not.
+  void postpone_totals_fold() { m_postpone_fold = true; }
+  // Keeps no browsing totals (a database capped small).
+  void stop_keeping_totals() { m_browsing.stop_keeping(); }
+  // The most (process, file) pairs held between folds.
+  void set_totals_hold_limit(std::size_t pairs) { m_browsing.set_hold_limit(pairs); }
   // Records how the run ended.
   void end_run(const std::string& exit_reason, const RunStats& stats);
 
@@ -251,6 +259,7 @@ class EventWriter {
   SQLite::Statement m_merge_file_activity;
   SQLite::Statement m_merge_file_totals;
   BrowsingTotals m_browsing;
+  bool m_postpone_fold = false;               // the next batch does not fold
   std::vector<BrowsingTotals::Pair> m_pairs;  // scratch for write_totals
   SQLite::Statement m_find_process;
   SQLite::Statement m_insert_process;

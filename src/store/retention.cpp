@@ -3,7 +3,9 @@
 #include <SQLiteCpp/Transaction.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -67,6 +69,7 @@ void PruneResult::add(const PruneResult& round) {
   events += round.events;
   transactions += round.transactions;
   total_hours += round.total_hours;
+  browsing_pairs += round.browsing_pairs;
   folded_segments += round.folded_segments;
   unshipped_rows += round.unshipped_rows;
   if (round.longest_transaction > longest_transaction) {
@@ -360,6 +363,24 @@ void Pruner::count_transaction(PruneResult& result, std::chrono::steady_clock::t
   result.add(one);
 }
 
+bool Pruner::prune_browsing_totals(PruneResult& result, std::int64_t at_most) {
+  if (at_most <= 0) return false;
+  SQLite::Transaction transaction(m_db, SQLite::TransactionBehavior::IMMEDIATE);
+  const auto started = std::chrono::steady_clock::now();
+  // The files' and processes' rows keep what these pairs added (sql/0021).
+  SQLite::Statement drop(m_db,
+                         "DELETE FROM process_file_totals WHERE (process_id, file_id) IN (SELECT process_id, file_id "
+                         "FROM process_file_totals ORDER BY last_seen LIMIT ?1)");
+  drop.bind(1, std::min<std::int64_t>(at_most, 4096));
+  const int dropped = drop.exec();
+  if (dropped == 0) return false;
+  m_db.exec("UPDATE totals_folded SET pairs = pairs - " + std::to_string(dropped));
+  transaction.commit();
+  count_transaction(result, started, "browsing totals");
+  result.browsing_pairs += static_cast<std::uint64_t>(dropped);
+  return true;
+}
+
 PruneResult Pruner::prune(const RetentionPolicy& policy, std::int64_t now, std::chrono::milliseconds budget) {
   PruneResult result;
   if (!policy.enabled()) return result;
@@ -378,18 +399,32 @@ PruneResult Pruner::prune(const RetentionPolicy& policy, std::int64_t now, std::
                    "pruned IS NOT NULL)")
                .getInt() != 0;
   };
-  // Due segments first, then the folding of pruned hours into hour_totals;
-  // and only when nothing but the newest segment is left and the database is
-  // still over max_bytes, the oldest hourly totals.
+  // Due segments first, and the browsing totals' pairs beyond what max_bytes
+  // allows; then the folding of pruned hours into hour_totals; and only when
+  // nothing but the newest segment is left and the database is still over
+  // max_bytes, the oldest hourly totals.
+  // The browsing totals' pairs beyond what the cap allows: pruned once they
+  // are a quarter over, down to what it allows (not a few each round).
+  auto pairs_over = [&]() -> std::int64_t {
+    if (!policy.max_bytes) return 0;
+    const std::int64_t allowed = browsing_pairs_allowed(*policy.max_bytes);
+    const std::int64_t pairs = m_db.execAndGet("SELECT pairs FROM totals_folded").getInt64();
+    if (pairs > allowed + allowed / 4) m_pruning_pairs = true;
+    if (pairs <= allowed) m_pruning_pairs = false;
+    return m_pruning_pairs ? pairs - allowed : 0;
+  };
   for (;;) {
     const std::int64_t segment = due_segment(policy, now);
-    if (segment == 0 && !m_may_fold && !(over_size() && totals_left())) break;
+    const std::int64_t extra_pairs = pairs_over();
+    if (segment == 0 && !m_may_fold && extra_pairs <= 0 && !(over_size() && totals_left())) break;
     if (std::chrono::steady_clock::now() >= deadline) {
       result.budget_spent = true;
       break;
     }
     if (segment != 0)
       prune_segment(segment, result);
+    else if (extra_pairs > 0)
+      prune_browsing_totals(result, extra_pairs);
     else if (!fold_hour(result) && !(over_size() && prune_total_hour(result)))
       break;
     if (after_transaction) after_transaction();

@@ -64,12 +64,21 @@ struct RetentionPolicy {
   bool enabled() const { return keep_ns || max_bytes; }
 };
 
+// The browsing totals' pairs a cap of max_bytes allows: one in 4 KiB, about
+// a thirtieth of it (sql/0021).
+inline std::int64_t browsing_pairs_allowed(std::uint64_t max_bytes) {
+  return static_cast<std::int64_t>(max_bytes / 4096);
+}
+// Under a smaller cap the collector keeps no browsing totals.
+inline constexpr std::uint64_t browsing_totals_min_cap = std::uint64_t{64} << 20;
+
 struct PruneResult {
   std::uint64_t segments = 0;                        // segments deleted
   std::uint64_t rows = 0;                            // event rows deleted
   std::uint64_t events = 0;                          // events they stood for
   std::uint64_t transactions = 0;                    // transactions committed
   std::uint64_t total_hours = 0;                     // hours of hourly totals dropped for max_bytes
+  std::uint64_t browsing_pairs = 0;                  // (process, file) browsing totals dropped for max_bytes
   std::uint64_t folded_segments = 0;                 // pruned segments folded into hour_totals
   std::chrono::microseconds longest_transaction{0};  // longest write lock held
   const char* longest_work = "";                     // what it did: "segment", "fold" or "totals"
@@ -140,6 +149,10 @@ class Pruner {
   // Deletes up to total_rows of the oldest hour's totals in one transaction;
   // false when there are none.
   bool prune_total_hour(PruneResult& result);
+  // Deletes the browsing totals of the (process, file) pairs seen longest
+  // ago, at most at_most of them (4,096 a transaction): under max_bytes, the
+  // pairs beyond what it allows (sql/0021). False when there are none.
+  bool prune_browsing_totals(PruneResult& result, std::int64_t at_most);
   // Adds a committed transaction begun at started to result: the time it
   // held the write lock, without the checkpoint SQLite may run after it.
   void count_transaction(PruneResult& result, std::chrono::steady_clock::time_point started, const char* work);
@@ -160,6 +173,7 @@ class Pruner {
   SQLite::Statement m_hour_segments;                // its pruned segments and their activity rows
   bool m_may_fold = true;                           // false: fold_hour found nothing since the last segment was pruned
   static constexpr std::int64_t total_rows = 8192;  // the same for prune_total_hour
+  bool m_pruning_pairs = false;                     // browsing totals over the cap's allowance, until under it
   static constexpr std::int64_t fold_rows = 8192;   // about 50 ms (about 6 µs a row)
   SQLite::Statement m_mark_pruned;                  // keeps a segment's activity rows as its totals
   SQLite::Statement m_update_retention;
