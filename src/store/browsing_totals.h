@@ -4,10 +4,11 @@
 //
 // Adding each batch to them rewrites their pages all over the tables, so the
 // writer hands each committed batch's activity here, and the totals take it
-// in memory and fold it into the tables every interval (in a batch's
-// transaction), when the run ends and before retention prunes.
+// in memory and fold it into the tables every interval or so many pairs (in
+// a batch's transaction), when the collector is idle and when the run ends.
 // totals_folded.through_id is the last event id they hold: a writer that
 // starts after one that died folds the events after it from the event tables.
+// Under a size cap the pruner bounds the pairs (store/retention.h).
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
