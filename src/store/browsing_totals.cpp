@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <string>
-#include <tuple>
+#include <utility>
 
 #include "core/time_format.h"
 #include "store/activity_columns.h"
@@ -11,20 +11,28 @@ namespace etwaudit {
 
 namespace {
 
-// INSERT ... ON CONFLICT DO UPDATE adding one row's counters; parameters: the
-// key columns, then events, failed, unsized, first_seen, last_seen (as text), and per op
-// its count and, where it has one, its bytes.
-std::string totals_upsert_sql(const std::string& table, const std::string& key) {
+// The counting columns of the totals tables after their key, and how a row
+// that meets an existing one adds to it (the twin of event_writer.cpp's
+// ActivitySql).
+struct TotalsSql {
   const OperationColumnsSql ops = operation_columns_sql();
+  const std::string counts = "events, failed, unsized, first_seen, last_seen" + ops.names;
+  const std::string updates =
+      "events = events + excluded.events, failed = failed + excluded.failed, unsized = unsized + excluded.unsized, "
+      "first_seen = min(first_seen, excluded.first_seen), last_seen = max(last_seen, excluded.last_seen)" +
+      ops.sums;
+  const int count_columns = 5 + ops.count;
+};
+
+// INSERT ... ON CONFLICT DO UPDATE adding one row's counters; parameters: the
+// key columns, then the counting columns in TotalsSql's order (bind_totals).
+std::string totals_upsert_sql(const std::string& table, const std::string& key) {
+  const TotalsSql sql;
   std::string values;
   const int keys = static_cast<int>(std::count(key.begin(), key.end(), ',')) + 1;
-  for (int i = 0; i < keys + 5 + ops.count; ++i) values += i ? ", ?" : "?";
-  return "INSERT INTO " + table + " (" + key + ", events, failed, unsized, first_seen, last_seen" + ops.names +
-         ") VALUES (" + values + ") ON CONFLICT (" + key +
-         ") DO UPDATE SET events = events + excluded.events, failed = failed + excluded.failed, "
-         "unsized = unsized + excluded.unsized, first_seen = min(first_seen, excluded.first_seen), "
-         "last_seen = max(last_seen, excluded.last_seen)" +
-         ops.sums;
+  for (int i = 0; i < keys + sql.count_columns; ++i) values += i ? ", ?" : "?";
+  return "INSERT INTO " + table + " (" + key + ", " + sql.counts + ") VALUES (" + values + ") ON CONFLICT (" + key +
+         ") DO UPDATE SET " + sql.updates;
 }
 
 void bind_totals(SQLite::Statement& statement, int index, const OperationTotals& totals) {
@@ -69,19 +77,15 @@ std::size_t BrowsingTotals::KeyHash::operator()(const std::pair<std::int64_t, st
 
 bool BrowsingTotals::due() const {
   if (!m_keeping) return false;
-  // A held pair costs about 350 bytes of memory, and its fold up to 120 bytes
-  // of new rows, which a --max-size cap must leave room for: a fold stays
-  // under about 4 MB.
+  // A held pair costs about 350 bytes of memory; a fold touches every page of
+  // the totals it adds to (m_hold_limit: see set_hold_limit).
   return std::chrono::steady_clock::now() - m_last_fold >= m_interval || m_held.size() >= m_hold_limit;
 }
 
 void BrowsingTotals::fold(std::vector<Pair>& batch, std::int64_t through_id) {
   m_scratch.assign(batch.begin(), batch.end());
   for (const auto& [key, totals] : m_held) m_scratch.push_back({key.first, key.second, &totals});
-  upsert(m_scratch);
-  m_set_through.reset();
-  m_set_through.bind(1, through_id);
-  m_set_through.exec();
+  upsert(m_scratch, through_id);
 }
 
 void BrowsingTotals::committed(bool folded, const std::vector<Pair>& batch) {
@@ -91,10 +95,12 @@ void BrowsingTotals::committed(bool folded, const std::vector<Pair>& batch) {
     m_last_fold = std::chrono::steady_clock::now();
     return;
   }
-  for (const Pair& pair : batch) {
-    auto [at, added] = m_held.try_emplace({pair.process_id, pair.file_id}, *pair.totals);
-    if (!added) at->second.add(*pair.totals);
-  }
+  for (const Pair& pair : batch) hold({pair.process_id, pair.file_id}, *pair.totals);
+}
+
+void BrowsingTotals::hold(const std::pair<std::int64_t, std::int64_t>& key, const OperationTotals& totals) {
+  auto [at, added] = m_held.try_emplace(key, totals);
+  if (!added) at->second.add(totals);
 }
 
 void BrowsingTotals::catch_up() {
@@ -138,16 +144,15 @@ void BrowsingTotals::catch_up() {
   if (totals.empty()) return;
   std::vector<Pair> pairs;
   for (std::size_t k = 0; k < totals.size(); ++k) pairs.push_back({keys[k].first, keys[k].second, &totals[k]});
-  upsert(pairs);
-  m_set_through.reset();
-  m_set_through.bind(1, last);
-  m_set_through.exec();
+  upsert(pairs, last);
 }
 
-void BrowsingTotals::upsert(std::vector<Pair>& pairs) {
-  // Each table's rows in key order, as they lie in its B-tree. Files and
-  // processes first: a new pair's trigger counts it in both rows.
-  auto sum_by = [&](auto key_of, SQLite::Statement& upsert) {
+void BrowsingTotals::upsert(std::vector<Pair>& pairs, std::int64_t through_id) {
+  // Each table's rows summed by key and written in key order, as they lie in
+  // its B-tree. Files and processes first: a new pair's trigger counts it in
+  // both rows.
+  using Key = std::pair<std::int64_t, std::int64_t>;
+  auto sum_by = [&](auto key_of, SQLite::Statement& upsert, int keys) {
     std::sort(pairs.begin(), pairs.end(), [&](const Pair& a, const Pair& b) { return key_of(a) < key_of(b); });
     m_merged.clear();
     for (const Pair& pair : pairs) {
@@ -158,40 +163,24 @@ void BrowsingTotals::upsert(std::vector<Pair>& pairs) {
     }
     for (const auto& [key, totals] : m_merged) {
       upsert.reset();
-      upsert.bind(1, key);
-      bind_totals(upsert, 1, totals);
+      upsert.bind(1, key.first);
+      if (keys == 2) upsert.bind(2, key.second);
+      bind_totals(upsert, keys, totals);
       upsert.exec();
     }
   };
-  sum_by([](const Pair& p) { return p.file_id; }, m_upsert_file);
-  sum_by([](const Pair& p) { return p.process_id; }, m_upsert_process);
-
-  std::sort(pairs.begin(), pairs.end(), [](const Pair& a, const Pair& b) {
-    return std::tie(a.process_id, a.file_id) < std::tie(b.process_id, b.file_id);
-  });
-  for (std::size_t i = 0; i < pairs.size();) {
-    OperationTotals totals = *pairs[i].totals;
-    std::size_t next = i + 1;
-    for (; next < pairs.size() && pairs[next].process_id == pairs[i].process_id &&
-           pairs[next].file_id == pairs[i].file_id;
-         ++next)
-      totals.add(*pairs[next].totals);
-    m_upsert_pair.reset();
-    m_upsert_pair.bind(1, pairs[i].process_id);
-    m_upsert_pair.bind(2, pairs[i].file_id);
-    bind_totals(m_upsert_pair, 2, totals);
-    m_upsert_pair.exec();
-    i = next;
-  }
+  sum_by([](const Pair& p) { return Key{p.file_id, 0}; }, m_upsert_file, 1);
+  sum_by([](const Pair& p) { return Key{p.process_id, 0}; }, m_upsert_process, 1);
+  sum_by([](const Pair& p) { return Key{p.process_id, p.file_id}; }, m_upsert_pair, 2);
+  m_set_through.reset();
+  m_set_through.bind(1, through_id);
+  m_set_through.exec();
 }
 
 void BrowsingTotals::merge_file(std::int64_t from, std::int64_t into) {
-  const OperationColumnsSql ops = operation_columns_sql();
-  const std::string counts = "events, failed, unsized, first_seen, last_seen" + ops.names;
-  const std::string sums =
-      "events = events + excluded.events, failed = failed + excluded.failed, unsized = unsized + excluded.unsized, "
-      "first_seen = min(first_seen, excluded.first_seen), last_seen = max(last_seen, excluded.last_seen)" +
-      ops.sums;
+  const TotalsSql totals_sql;
+  const std::string& counts = totals_sql.counts;
+  const std::string& sums = totals_sql.updates;
   // The file's row first, so that the pairs' trigger counts them into it.
   for (const std::string& sql : {
            "INSERT INTO file_totals (file_id, " + counts + ") SELECT ?1, " + counts +
@@ -221,10 +210,7 @@ void BrowsingTotals::merge_file(std::int64_t from, std::int64_t into) {
     moved.emplace_back(at->first.first, at->second);
     at = m_held.erase(at);
   }
-  for (const auto& [process, totals] : moved) {
-    auto [at, added] = m_held.try_emplace({process, into}, totals);
-    if (!added) at->second.add(totals);
-  }
+  for (const auto& [process, totals] : moved) hold({process, into}, totals);
 }
 
 void BrowsingTotals::reset() {

@@ -83,7 +83,11 @@ class BrowsingTotals {
   struct KeyHash {
     std::size_t operator()(const std::pair<std::int64_t, std::int64_t>& key) const noexcept;
   };
-  void upsert(std::vector<Pair>& pairs);
+  // Adds pairs (reordered) to the three tables, which then hold the events
+  // up to through_id.
+  void upsert(std::vector<Pair>& pairs, std::int64_t through_id);
+  // Adds totals to what is held for key (process, file).
+  void hold(const std::pair<std::int64_t, std::int64_t>& key, const OperationTotals& totals);
 
   SQLite::Database& m_db;
   SQLite::Statement m_upsert_file;
@@ -96,8 +100,8 @@ class BrowsingTotals {
   std::chrono::steady_clock::time_point m_last_fold = std::chrono::steady_clock::now();
   // (process, file) -> what was committed since the last fold
   std::unordered_map<std::pair<std::int64_t, std::int64_t>, OperationTotals, KeyHash> m_held;
-  std::vector<Pair> m_scratch;                                     // held and batch together
-  std::vector<std::pair<std::int64_t, OperationTotals>> m_merged;  // one key's sum
+  std::vector<Pair> m_scratch;                                                              // held and batch together
+  std::vector<std::pair<std::pair<std::int64_t, std::int64_t>, OperationTotals>> m_merged;  // sums by key
 };
 
 }  // namespace etwaudit

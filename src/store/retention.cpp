@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -69,7 +68,6 @@ void PruneResult::add(const PruneResult& round) {
   events += round.events;
   transactions += round.transactions;
   total_hours += round.total_hours;
-  browsing_pairs += round.browsing_pairs;
   folded_segments += round.folded_segments;
   unshipped_rows += round.unshipped_rows;
   if (round.longest_transaction > longest_transaction) {
@@ -377,7 +375,6 @@ bool Pruner::prune_browsing_totals(PruneResult& result, std::int64_t at_most) {
   m_db.exec("UPDATE totals_folded SET pairs = pairs - " + std::to_string(dropped));
   transaction.commit();
   count_transaction(result, started, "browsing totals");
-  result.browsing_pairs += static_cast<std::uint64_t>(dropped);
   return true;
 }
 
@@ -399,10 +396,6 @@ PruneResult Pruner::prune(const RetentionPolicy& policy, std::int64_t now, std::
                    "pruned IS NOT NULL)")
                .getInt() != 0;
   };
-  // Due segments first, and the browsing totals' pairs beyond what max_bytes
-  // allows; then the folding of pruned hours into hour_totals; and only when
-  // nothing but the newest segment is left and the database is still over
-  // max_bytes, the oldest hourly totals.
   // The browsing totals' pairs beyond what the cap allows: pruned once they
   // are a quarter over, down to what it allows (not a few each round).
   auto pairs_over = [&]() -> std::int64_t {
@@ -413,6 +406,10 @@ PruneResult Pruner::prune(const RetentionPolicy& policy, std::int64_t now, std::
     if (pairs <= allowed) m_pruning_pairs = false;
     return m_pruning_pairs ? pairs - allowed : 0;
   };
+  // Due segments first, and the browsing totals' pairs beyond what max_bytes
+  // allows; then the folding of pruned hours into hour_totals; and only when
+  // nothing but the newest segment is left and the database is still over
+  // max_bytes, the oldest hourly totals.
   for (;;) {
     const std::int64_t segment = due_segment(policy, now);
     const std::int64_t extra_pairs = pairs_over();

@@ -78,10 +78,9 @@ struct PruneResult {
   std::uint64_t events = 0;                          // events they stood for
   std::uint64_t transactions = 0;                    // transactions committed
   std::uint64_t total_hours = 0;                     // hours of hourly totals dropped for max_bytes
-  std::uint64_t browsing_pairs = 0;                  // (process, file) browsing totals dropped for max_bytes
   std::uint64_t folded_segments = 0;                 // pruned segments folded into hour_totals
   std::chrono::microseconds longest_transaction{0};  // longest write lock held
-  const char* longest_work = "";                     // what it did: "segment", "fold" or "totals"
+  const char* longest_work = "";                     // what it did: "segment", "fold", "totals", "browsing totals"
   std::chrono::microseconds longest_checkpoint{0};   // longest WAL checkpoint after one (without the lock)
   std::chrono::microseconds total_time{0};           // all transactions together
   std::uint64_t unshipped_rows = 0;                  // event rows deleted before a destination had them
@@ -173,8 +172,8 @@ class Pruner {
   SQLite::Statement m_hour_segments;                // its pruned segments and their activity rows
   bool m_may_fold = true;                           // false: fold_hour found nothing since the last segment was pruned
   static constexpr std::int64_t total_rows = 8192;  // the same for prune_total_hour
-  bool m_pruning_pairs = false;                     // browsing totals over the cap's allowance, until under it
   static constexpr std::int64_t fold_rows = 8192;   // about 50 ms (about 6 µs a row)
+  bool m_pruning_pairs = false;                     // browsing totals over the cap's allowance, until under it
   SQLite::Statement m_mark_pruned;                  // keeps a segment's activity rows as its totals
   SQLite::Statement m_update_retention;
   TimedAutocheckpoint* m_autocheckpoint = nullptr;  // while prune() runs
