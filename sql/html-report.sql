@@ -12,8 +12,12 @@
 -- (segment_start), and only when too few are there in the whole window.
 
 -- section: rows
-SELECT process_id, file_id, events, failed, read_bytes, write_bytes,
-       disk_read_bytes + disk_write_bytes AS disk_bytes, segment_id
+-- (sized: some of its bytes are known; moving: it has events that move bytes)
+SELECT process_id, file_id, events, failed, coalesce(read_bytes, 0), coalesce(write_bytes, 0),
+       coalesce(disk_read_bytes + disk_write_bytes, disk_read_bytes, disk_write_bytes, 0) AS disk_bytes, segment_id,
+       coalesce(read_bytes, write_bytes, disk_read_bytes, disk_write_bytes, paging_read_bytes, paging_write_bytes)
+         IS NOT NULL AS sized,
+       reads + writes + disk_reads + disk_writes + paging_reads + paging_writes > 0 AS moving
 FROM windowed_activity;
 
 -- section: files

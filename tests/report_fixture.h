@@ -33,12 +33,16 @@ inline std::int64_t at(const char* clock) {  // "10:00:01" on 2026-12-02, UTC
   return parse_iso8601(std::string("2026-12-02T") + clock + "Z").value();
 }
 
+// Which runs of the fixture record sizes: as fanotify records them (none)
+// or as the other sources do.
+enum class FixtureSizes { both_runs, first_run, none };
+
 class ReportFixture {
  public:
   // small_slots: two events a segment and two segments a slot, so that the
   // reports read events across several slot tables and segment edges;
   // otherwise one segment an hour, all in the first slot.
-  explicit ReportFixture(bool small_slots = true) {
+  explicit ReportFixture(bool small_slots = true, FixtureSizes sizes = FixtureSizes::both_runs) {
     {
       WriteDatabase database(m_path);
       Catalog catalog;
@@ -60,15 +64,16 @@ class ReportFixture {
       const auto picture = catalog.intern_path("C:\\Users\\ada\\\xC3\x84gypten\\bild.jpg");
       const auto linux_notes = catalog.intern_path("/home/ada/Notes.txt");
       const auto unknown = catalog.intern_path("");
-      auto event = [](const char* clock, std::uint32_t process, Op op, std::uint32_t path, std::int64_t offset = -1,
-                      std::int64_t size = -1) {
+      bool sized_run = sizes != FixtureSizes::none;
+      auto event = [&sized_run](const char* clock, std::uint32_t process, Op op, std::uint32_t path,
+                                std::int64_t offset = -1, std::int64_t size = -1) {
         FileEvent e;
         e.time = at(clock);
         e.process = process;
         e.op = op;
         e.path = path;
         e.offset = offset;
-        e.size = size;
+        e.size = sized_run ? size : -1;
         return e;
       };
       auto sized = [small_slots](EventWriter& writer) {
@@ -86,6 +91,7 @@ class ReportFixture {
           event("10:00:12", word, Op::write, report, 0, 1000),  event("10:01:10", word, Op::read, picture, 0, 2000)};
       first.write_batch(batch, stats);
       first.end_run("end of input", stats);
+      sized_run = sizes == FixtureSizes::both_runs;
       EventWriter second(database.db(), catalog, SelfExclusion{});
       sized(second);
       second.begin_run("replay:second.jsonl", "host");

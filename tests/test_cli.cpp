@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -1486,23 +1487,36 @@ TEST_CASE("import: a folder of traces, JSON lines pointed to collect, a trace wi
 
 TEST_CASE("bytes fanotify never recorded are empty, not 0 B, and the ranking says it is by events", "[cli][habits]") {
   TempDir dir;
-  const auto db = dir.file("audit.db");
-  REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db}).exit_code == 0);
-  auto with_sizes = run(dir, {"query", "top-files", "-d", db, "-f", "csv", "-n", "1"});
-  CHECK_THAT(with_sizes.out, Catch::Contains(",20971520,"));  // the sample's backup file: 20 MiB written
-  CHECK(with_sizes.err.empty());
+  // The sample as fanotify would record it: the same events without sizes,
+  // in another folder so that they are files of their own.
+  const auto unsized = dir.file("unsized.jsonl");
   {
-    SQLite::Database write(db, SQLite::OPEN_READWRITE);
-    write.exec("UPDATE collector_runs SET source = 'fanotify'");  // as a Linux run without eBPF records
+    std::ifstream in(ETWAUDIT_SAMPLE);
+    std::ofstream out(unsized);
+    const std::regex size(R"(, "size": \d+)"), folder(R"(\\\\ada\\\\)");
+    for (std::string line; std::getline(in, line);)
+      out << std::regex_replace(std::regex_replace(line, size, ""), folder, R"(\\ada\\unsized\\)") << "\n";
   }
+  const auto db = dir.file("audit.db");
+  REQUIRE(run(dir, {"collect", "--source", "replay:" + unsized, "--db", db}).exit_code == 0);
   auto top = run(dir, {"query", "top-files", "-d", db, "-f", "csv", "-n", "1"});
   CHECK(top.exit_code == 0);
   CHECK_THAT(top.out, Catch::StartsWith("path,read_bytes,write_bytes,disk_bytes,events,processes,failed\r\n") &&
                           Catch::Contains(",,,,"));
-  CHECK_THAT(top.err,
-             Catch::Contains("recorded by fanotify, which gives no sizes") && Catch::Contains("ranked by events"));
+  CHECK_THAT(top.err, Catch::Contains("these events have no sizes (fanotify records none") &&
+                          Catch::Contains("ranked by events"));
   auto json = run(dir, {"query", "summary", "-d", db, "-f", "jsonl"});
   CHECK_THAT(json.out, Catch::Contains("\"read_bytes\":null"));
   auto table = run(dir, {"query", "top-files", "-d", db, "-n", "3"});
   CHECK(table.out.find(" 0 B") == std::string::npos);
+
+  // Beside runs with sizes: theirs count, the others' cells are empty.
+  REQUIRE(run(dir, {"collect", "--source", std::string("replay:") + ETWAUDIT_SAMPLE, "--db", db}).exit_code == 0);
+  auto mixed = run(dir, {"query", "top-files", "-d", db, "-f", "csv", "-n", "all"});
+  CHECK_THAT(mixed.out, Catch::Contains(",20971520,"));  // the sample's backup file: 20 MiB written
+  CHECK_THAT(mixed.out, Catch::Contains("unsized\\Documents\\Quarterly report.docx,,,,33,"));
+  CHECK(mixed.out.find(",20971520,") < mixed.out.find("unsized"));  // known bytes first
+  CHECK_THAT(mixed.err, Catch::Contains("some events have no sizes") && Catch::Contains("rank by events, after"));
+  auto summary = run(dir, {"query", "summary", "-d", db, "-f", "jsonl"});
+  CHECK_THAT(summary.out, Catch::Contains("\"write_bytes\":") && !Catch::Contains("\"write_bytes\":null"));
 }

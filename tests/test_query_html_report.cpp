@@ -218,14 +218,18 @@ TEST_CASE("after pruning the page says since when detail is gone, and its rankin
 TEST_CASE("a page over fanotify's runs alone says its bytes are not recorded instead of 0 B", "[html]") {
   ReportFixture fixture;
   CHECK(page(fixture).find("not recorded") == std::string::npos);
-  {
-    SQLite::Database write(fixture.path(), SQLite::OPEN_READWRITE);
-    write.exec("UPDATE collector_runs SET source = 'fanotify'");  // as a Linux run without eBPF records
-  }
-  const std::string html = page(fixture);
+  CHECK(page(fixture).find("have no sizes") == std::string::npos);
+  ReportFixture unsized(true, etwaudit::test::FixtureSizes::none);  // as fanotify records them
+  const std::string html = page(unsized);
   CHECK(tags(html, "<div class=\"figure", "id=\"totals\"").size() > 0);
-  CHECK_THAT(html, Catch::Contains(">not recorded<") && Catch::Contains("recorded by fanotify, which gives no sizes"));
+  CHECK_THAT(html, Catch::Contains(">not recorded<") && Catch::Contains("These events have no sizes"));
   // The rankings go by events; no table shows 0 B for a size nobody measured.
   CHECK_THAT(html, Catch::Contains("By events"));
   CHECK(html.find(">0 B<") == std::string::npos);
+  // Runs with sizes beside them: the known bytes count, the others are empty.
+  ReportFixture mixed(true, etwaudit::test::FixtureSizes::first_run);
+  const std::string both = page(mixed);
+  CHECK(both.find("not recorded") == std::string::npos);
+  CHECK_THAT(both, Catch::Contains("Some events have no sizes") && Catch::Contains("By bytes"));
+  CHECK_THAT(both, Catch::Contains("data-figure=\"read_bytes\"><span class=\"value\">10 KiB<"));
 }

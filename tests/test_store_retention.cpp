@@ -402,8 +402,11 @@ TEST_CASE("a schema v4 database, which counted failed operations as the others, 
       writer.write_batch(batch, stats);
     }
     writer.end_run("end of input", stats);
-    written = snapshot(database.db());
     REQUIRE(database.db().execAndGet("SELECT sum(failed) FROM activity").getInt64() == input.failed);
+    // A v4 writer counted no events without a size; the migration knows
+    // them only in fanotify's runs (tested with the reports).
+    database.db().exec("UPDATE activity SET unsized = 0; UPDATE minute_totals SET unsized = 0");
+    written = snapshot(database.db());
   }
   {
     // Back to what a v4 writer stored: the failed events in events, their
@@ -446,6 +449,8 @@ TEST_CASE("a schema v4 database, which counted failed operations as the others, 
         "DROP TABLE file_totals; DROP TABLE process_totals; DROP TABLE process_file_totals; "
         "DROP TABLE totals_folded");                                                   // (v21)
     db.exec("DROP TABLE identity; DROP TABLE destinations; DROP TABLE name_changes");  // (schema v16, v18)
+    for (const char* table : {"activity", "hour_totals", "minute_totals"})
+      db.exec(std::string("ALTER TABLE ") + table + " DROP COLUMN unsized");  // (schema v22)
     for (const char* table : {"activity", "hour_totals"})
       for (const char* column : {"paging_reads", "paging_read_bytes", "paging_writes", "paging_write_bytes"})
         db.exec(std::string("ALTER TABLE ") + table + " DROP COLUMN " + column);

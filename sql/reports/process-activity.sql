@@ -13,8 +13,9 @@ SELECT p.image AS process, p.pid, p.user, f.name AS path,
        p.command_line, t.total_rows
 FROM (
   SELECT process_id, file_id,
-         sum(reads) AS reads, sum(read_bytes) AS read_bytes,
-         sum(writes) AS writes, sum(write_bytes) AS write_bytes,
+         -- bytes NULL where the events had no sizes (fanotify), 0 where there were none
+         sum(reads) AS reads, coalesce(sum(read_bytes), CASE WHEN sum(reads) = 0 THEN 0 END) AS read_bytes,
+         sum(writes) AS writes, coalesce(sum(write_bytes), CASE WHEN sum(writes) = 0 THEN 0 END) AS write_bytes,
          sum(events) AS events, sum(failed) AS failed,
          count(*) OVER () AS total_rows  -- before the LIMIT: how many there are (taken off the table)
   FROM windowed_activity
@@ -22,5 +23,5 @@ FROM (
   HAVING sum(events) > 0 OR (:failed_only AND sum(failed) > 0)) AS t
 JOIN processes AS p ON p.process_id = t.process_id
 JOIN v_files AS f ON f.file_id = t.file_id
-ORDER BY t.read_bytes + t.write_bytes DESC, t.events DESC, t.failed DESC, path
+ORDER BY coalesce(t.read_bytes, 0) + coalesce(t.write_bytes, 0) DESC, t.events DESC, t.failed DESC, path
 LIMIT :limit

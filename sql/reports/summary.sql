@@ -8,8 +8,9 @@ ORDER BY t.events DESC, o.name;
 
 -- section: totals
 SELECT coalesce(sum(events), 0)                                 AS events,
-       coalesce(sum(read_bytes), 0)                             AS read_bytes,
-       coalesce(sum(write_bytes), 0)                            AS write_bytes,
+       -- NULL where the events had no sizes (fanotify), 0 where there were none
+       coalesce(sum(read_bytes), CASE WHEN coalesce(sum(reads), 0) = 0 THEN 0 END)   AS read_bytes,
+       coalesce(sum(write_bytes), CASE WHEN coalesce(sum(writes), 0) = 0 THEN 0 END) AS write_bytes,
        count(DISTINCT CASE WHEN events > 0 OR (:failed_only AND failed > 0) THEN process_id END) AS processes,
        count(DISTINCT CASE WHEN events > 0 OR (:failed_only AND failed > 0) THEN file_id END)    AS files,
        coalesce(sum(failed), CASE WHEN count(*) = 0 THEN 0 END) AS failed  -- NULL with --op: not counted per operation

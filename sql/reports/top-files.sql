@@ -6,9 +6,11 @@ SELECT f.name AS path,
        t.read_bytes, t.write_bytes, t.disk_bytes, t.events, t.processes, t.failed, t.total_rows
 FROM (
   SELECT file_id,
-         sum(read_bytes)                            AS read_bytes,
-         sum(write_bytes)                           AS write_bytes,
-         sum(disk_read_bytes) + sum(disk_write_bytes) AS disk_bytes,
+         -- NULL where the events had no sizes (fanotify), 0 where there were none
+         coalesce(sum(read_bytes), CASE WHEN sum(reads) = 0 THEN 0 END)   AS read_bytes,
+         coalesce(sum(write_bytes), CASE WHEN sum(writes) = 0 THEN 0 END) AS write_bytes,
+         coalesce(sum(coalesce(disk_read_bytes + disk_write_bytes, disk_read_bytes, disk_write_bytes)),
+                  CASE WHEN sum(disk_reads + disk_writes) = 0 THEN 0 END) AS disk_bytes,
          sum(events)                                AS events,
          sum(failed)                                AS failed,
          count(DISTINCT CASE WHEN events > 0 OR (:failed_only AND failed > 0) THEN process_id END) AS processes,
@@ -17,5 +19,5 @@ FROM (
   GROUP BY file_id
   HAVING sum(events) > 0 OR (:failed_only AND sum(failed) > 0)) AS t
 JOIN v_files AS f ON f.file_id = t.file_id
-ORDER BY t.read_bytes + t.write_bytes + t.disk_bytes DESC, t.events DESC, t.failed DESC, path
+ORDER BY coalesce(t.read_bytes, 0) + coalesce(t.write_bytes, 0) + coalesce(t.disk_bytes, 0) DESC, t.events DESC, t.failed DESC, path
 LIMIT :limit

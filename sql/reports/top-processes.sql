@@ -6,9 +6,11 @@ SELECT p.image AS process, p.pid, p.user, iso_time(p.start_time) AS started,
        t.read_bytes, t.write_bytes, t.disk_bytes, t.events, t.files, t.failed, t.total_rows
 FROM (
   SELECT process_id,
-         sum(read_bytes)                              AS read_bytes,
-         sum(write_bytes)                             AS write_bytes,
-         sum(disk_read_bytes) + sum(disk_write_bytes) AS disk_bytes,
+         -- NULL where the events had no sizes (fanotify), 0 where there were none
+         coalesce(sum(read_bytes), CASE WHEN sum(reads) = 0 THEN 0 END)   AS read_bytes,
+         coalesce(sum(write_bytes), CASE WHEN sum(writes) = 0 THEN 0 END) AS write_bytes,
+         coalesce(sum(coalesce(disk_read_bytes + disk_write_bytes, disk_read_bytes, disk_write_bytes)),
+                  CASE WHEN sum(disk_reads + disk_writes) = 0 THEN 0 END) AS disk_bytes,
          sum(events)                                  AS events,
          sum(failed)                                  AS failed,
          count(DISTINCT CASE WHEN events > 0 OR (:failed_only AND failed > 0) THEN file_id END) AS files,
@@ -17,5 +19,5 @@ FROM (
   GROUP BY process_id
   HAVING sum(events) > 0 OR (:failed_only AND sum(failed) > 0)) AS t
 JOIN processes AS p ON p.process_id = t.process_id
-ORDER BY t.read_bytes + t.write_bytes + t.disk_bytes DESC, t.events DESC, t.failed DESC, process
+ORDER BY coalesce(t.read_bytes, 0) + coalesce(t.write_bytes, 0) + coalesce(t.disk_bytes, 0) DESC, t.events DESC, t.failed DESC, process
 LIMIT :limit

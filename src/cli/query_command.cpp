@@ -399,13 +399,19 @@ int run_query(const QueryRequest& request) {
     cut = true;
   }
   if (request.local) show_local_times(results, utc_offset_seconds);
-  if (request.report && !window_has_sizes(*db, request.filters) && forget_unknown_bytes(results))
-    std::cerr << "etwaudit query: note: these events were recorded by fanotify, which gives no sizes (collect "
-                 "with eBPF for them): the bytes are left empty"
-              << (request.report->name.rfind("top-", 0) == 0 || request.report->name == "process-activity"
-                      ? ", and the rows are ranked by events"
-                      : "")
+  if (const KnownBytes known = request.report ? known_bytes(results) : KnownBytes::no_column;
+      known == KnownBytes::some || known == KnownBytes::unknown) {
+    const bool all = known == KnownBytes::unknown;
+    if (all) forget_bytes(results);
+    const bool ranked = request.report->name.rfind("top-", 0) == 0 || request.report->name == "process-activity";
+    std::cerr << "etwaudit query: note: " << (all ? "these events have" : "some events have")
+              << " no sizes (fanotify records none: collect with eBPF for them): "
+              << (all ? "the bytes are left empty" : "their bytes are left empty")
+              << (!ranked ? ""
+                  : all   ? ", and the rows are ranked by events"
+                          : ", and rows with only those rank by events, after the others")
               << "\n";
+  }
   if (request.report) say_what_was_pruned(*db, *request.report, request.filters);
   if (request.report && request.filters.path) say_if_a_folder(*db, *request.filters.path);
 

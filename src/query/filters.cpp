@@ -20,7 +20,6 @@ namespace {
 
 // ---- the WITH clause -------------------------------------------------------
 
-// Activity's per-op columns as `expression AS column`, with unselected ops 0.
 // An activity row's events of the --op operations (all of them without --op).
 std::string activity_events(const QueryFilters& filters, const std::string& source) {
   if (filters.ops.empty()) return source + "events";
@@ -31,20 +30,31 @@ std::string activity_events(const QueryFilters& filters, const std::string& sour
   return events;
 }
 
+// Activity's per-op columns as `expression AS column`, with unselected ops 0.
 // The failed events are one count of every operation: with --op, unknown (NULL).
 // With --failed, only they count: the other columns are 0.
+// An operation's bytes are NULL where none of its events had a size: where
+// the row has none of them, or where all its events that move bytes lack
+// one (sql/0022: a row's source sizes them all or none).
 std::string activity_select_list(const QueryFilters& filters, const std::string& source) {
   auto selected = [&](Op op) {
     return !filters.failed_only &&
            (filters.ops.empty() || std::find(filters.ops.begin(), filters.ops.end(), op) != filters.ops.end());
   };
+  std::string moving;  // the row's events of operations that move bytes
+  for (const ActivityColumns& column : activity_columns)
+    if (column.bytes) moving += (moving.empty() ? "" : " + ") + source + column.count;
+  const std::string sized = "(" + source + "unsized = 0 OR " + source + "unsized < " + moving + ")";
   std::string columns;
   for (const ActivityColumns& column : activity_columns) {
     const bool on = selected(column.op);
-    for (const char* name : {column.count, column.bytes}) {
-      if (!name) continue;
-      columns += std::string(", ") + (on ? source + name : std::string("0")) + " AS " + name;
-    }
+    columns += std::string(", ") + (on ? source + column.count : std::string("0")) + " AS " + column.count;
+    if (column.bytes)
+      columns +=
+          std::string(", ") +
+          (on ? "CASE WHEN " + source + column.count + " > 0 AND " + sized + " THEN " + source + column.bytes + " END"
+              : std::string("NULL")) +
+          " AS " + column.bytes;
   }
   const std::string events = filters.failed_only ? "0" : activity_events(filters, source);
   const std::string failed = filters.ops.empty() ? source + "failed" : "NULL";
@@ -79,8 +89,8 @@ std::string counted_select_list(const QueryFilters& filters) {
     const std::string counted = "e.op = " + op + " AND e.status IS NULL";
     columns += std::string(", ") + (on ? "(" + counted + ") * coalesce(e.count, 1)" : "0") + " AS " + column.count;
     if (column.bytes)
-      columns += std::string(", ") + (on ? "CASE WHEN " + counted + " THEN coalesce(e.size, 0) ELSE 0 END" : "0") +
-                 " AS " + column.bytes;
+      columns +=
+          std::string(", ") + (on ? "CASE WHEN " + counted + " THEN e.size END" : "NULL") + " AS " + column.bytes;
   }
   return columns;
 }
@@ -133,20 +143,22 @@ std::string windowed_minutes(const QueryFilters& filters) {
            bytes +
            " FROM (\n"
            "    SELECT time - (time % 60000000000 + 60000000000) % 60000000000 AS minute, op, sum(count) AS events,\n"
-           "           sum(coalesce(size, 0)) AS bytes\n"
+           "           sum(size) AS bytes\n"
            "    FROM windowed_events WHERE " +
            std::string(filters.failed_only ? "status IS NOT NULL" : "status IS NULL") + " GROUP BY 1, 2))";
   return "windowed_minutes(minute, op, events, bytes) AS (\n"
          "  SELECT minute, op, events, " +
          bytes +
          " FROM (\n"
-         "    SELECT m.minute * 60000000000 AS minute, m.op, m.events, m.bytes FROM minute_totals m\n"
+         "    SELECT m.minute * 60000000000 AS minute, m.op, m.events, CASE WHEN m.unsized < m.events THEN m.bytes END "
+         "AS bytes\n"
+         "    FROM minute_totals m\n"
          "    WHERE m.minute BETWEEN coalesce(:first_minute, -9223372036854775807)"
          " AND coalesce(:last_minute, 9223372036854775807)" +
          op_condition(filters, "m") +
          "\n"
          "    UNION ALL\n"
-         "    SELECT time - (time % 60000000000 + 60000000000) % 60000000000, op, sum(count), sum(coalesce(size, 0))\n"
+         "    SELECT time - (time % 60000000000 + 60000000000) % 60000000000, op, sum(count), sum(size)\n"
          "    FROM (" +
          for_each_slot(
              "SELECT coalesce(e.ts, e.id) AS time, e.op, e.size, coalesce(e.count, 1) AS count\n"

@@ -23,7 +23,10 @@
 //                             rows: always add them up. Columns segment_id,
 //                             hour, process_id, file_id, events, failed and
 //                             the per-operation columns of activity (unselected
-//                             --op operations are 0). events and the
+//                             --op operations are 0). An operation's bytes are
+//                             NULL where none of its events had a size (none
+//                             in the row, or fanotify's: sql/0022), so sum()
+//                             is NULL where nothing is known. events and the
 //                             per-operation columns leave out the operations
 //                             that failed, which failed counts (NULL with --op;
 //                             with --failed only it counts)
@@ -31,7 +34,8 @@
 //   windowed_ops(hour, op, events, bytes)        and per operation and hour
 //                             (from windowed_minutes when no process or path
 //                             is picked)
-//                             (bytes NULL for operations without sizes)
+//                             (bytes NULL for operations without sizes, and
+//                             where none of the events had one)
 //   windowed_minutes(minute, op, events, bytes) the same per minute (minute =
 //                             its first ns), from the writer's minute_totals
 //                             when no process or path is picked

@@ -53,9 +53,15 @@ struct Sums {
   std::int64_t disk_bytes = 0;
   std::int64_t partners = 0;
   std::int64_t last_segment = 0;  // the newest segment with its activity (0: only hourly totals)
+  bool sized = false;             // some of its bytes are known
+  bool moving = false;            // it has events that move bytes
 
   std::int64_t bytes() const { return read_bytes + write_bytes + disk_bytes; }
+  // Not when all its events that move bytes had no size (fanotify's).
+  bool bytes_known() const { return sized || !moving; }
   void add(const Sums& other) {
+    sized = sized || other.sized;
+    moving = moving || other.moving;
     events += other.events;
     if (other.failed) failed = failed.value_or(0) + *other.failed;
     read_bytes += other.read_bytes;
@@ -154,7 +160,7 @@ struct Figures {
   };
   std::vector<Unresolved> unresolved;
   std::int64_t unresolved_events = 0;
-  bool sizes_known = true;  // false: fanotify's runs alone, whose events have no sizes
+  bool some_unsized = false;  // a pair whose events that move bytes had no sizes (fanotify's)
 };
 
 std::int64_t parse_time_cell(const Cell& cell) {
@@ -178,6 +184,8 @@ void read_pairs(SQLite::Database& db, const QueryFilters& filters, Figures& figu
     sums.write_bytes = row.getColumn(5).getInt64();
     sums.disk_bytes = row.getColumn(6).getInt64();
     sums.last_segment = row.getColumn(7).getInt64();
+    sums.sized = row.getColumn(8).getInt64() != 0;
+    sums.moving = row.getColumn(9).getInt64() != 0;
     const std::int64_t process_id = row.getColumn(0).getInt64(), file_id = row.getColumn(1).getInt64();
     const auto [found, added] = index.try_emplace({process_id, file_id}, figures.pairs.size());
     if (added) {
@@ -207,6 +215,7 @@ void add_up(const QueryFilters& filters, Figures& figures) {
     process.add(pair.sums);
     process.partners += counted;
     figures.totals.add(pair.sums);
+    figures.some_unsized = figures.some_unsized || !pair.sums.bytes_known();
     if (figures.files[pair.file_id].unresolved) {
       unresolved[pair.process_id].add(pair.sums);
       unresolved_keys[pair.process_id] += pair.sums.events > 0;
@@ -479,7 +488,7 @@ void Page::totals() {
   const Sums& t = m_figures.totals;
   m_out << "<section id=\"totals\">\n<h2>Totals</h2>\n<div class=\"figures\">\n";
   figure("events", "events", number(t.events));
-  const bool known = m_figures.sizes_known;
+  const bool known = t.bytes_known();
   figure("read_bytes", "bytes read", known ? bytes_text(t.read_bytes) : "not recorded");
   figure("write_bytes", "bytes written", known ? bytes_text(t.write_bytes) : "not recorded");
   figure("processes", "processes", number(m_figures.total_processes));
@@ -490,8 +499,12 @@ void Page::totals() {
     figure("failed", "failed operations", "not counted with --op");
   m_out << "</div>\n";
   if (!known)
-    m_out << "<p class=\"note\">These events were recorded by fanotify, which gives no sizes (collect with eBPF "
-             "for them): the bytes are not known, and files and processes are ranked by events.</p>\n";
+    m_out << "<p class=\"note\">These events have no sizes (fanotify records none: collect with eBPF for them): "
+             "the bytes are not known, and files and processes are ranked by events.</p>\n";
+  else if (m_figures.some_unsized)
+    m_out << "<p class=\"note\">Some events have no sizes (fanotify records none: collect with eBPF for them): "
+             "their bytes are not counted, and files and processes with only those rank by events, after the "
+             "others.</p>\n";
   table(m_figures.operations, "operation");
   m_out << "</section>\n";
 }
@@ -529,7 +542,7 @@ void Page::timeline() {
            "<span><i style=\"background:#e34a33\"></i>gap</span>"
            "<span><i style=\"background:#f0a202\"></i>run that lost or dropped events</span></div>\n</figure>\n";
   bool any_bytes = false;
-  for (const Bar& bar : m_figures.bars) any_bytes = any_bytes || (m_figures.sizes_known && bar.bytes.value_or(0) > 0);
+  for (const Bar& bar : m_figures.bars) any_bytes = any_bytes || bar.bytes.value_or(0) > 0;
   if (any_bytes) {
     m_out << "<figure>\n<figcaption>Bytes per " << bucket_name << ", by operation</figcaption>\n";
     stacked_chart("bytes", true, first, last);
@@ -630,7 +643,7 @@ void Page::ranking(const std::string& name, const std::vector<Ranked>& rows, boo
     return;
   }
   bool by_bytes = false;
-  for (std::size_t i = 0; i < shown; ++i) by_bytes = by_bytes || (m_figures.sizes_known && rows[i].sums.bytes() > 0);
+  for (std::size_t i = 0; i < shown; ++i) by_bytes = by_bytes || rows[i].sums.bytes() > 0;
   m_out << "<p class=\"note\">By " << (by_bytes ? "bytes read and written (disk I/O included)" : "events") << "; "
         << rows.size() << " in all. Each name leads to its drill-down.</p>\n";
   constexpr int row_height = 22, label_width = 420, value_width = 190;
@@ -684,8 +697,8 @@ void Page::ranking(const std::string& name, const std::vector<Ranked>& rows, boo
             << fixed(std::max(w, 0.5)) << "\" height=\"" << row_height - 7 << "\" fill=\"#4e79a7\"/>";
     }
     m_out << "<text class=\"value\" x=\"" << width - value_width + 8 << "\" y=\"" << fixed(y + 14) << "\">"
-          << (by_bytes ? html_escape(bytes_text(row.sums.bytes())) + " · " : "") << number(row.sums.events)
-          << " events</text></g>\n";
+          << (by_bytes && row.sums.bytes_known() ? html_escape(bytes_text(row.sums.bytes())) + " · " : "")
+          << number(row.sums.events) << " events</text></g>\n";
   }
   m_out << "</svg>\n";
   if (by_bytes)
@@ -716,7 +729,9 @@ void Page::partner_table(const std::vector<Ranked>& rows, bool files) {
   const std::size_t shown = std::min(rows.size(), m_request.drill_rows);
   std::int64_t most = 1;
   for (std::size_t i = 0; i < shown; ++i) most = std::max({most, rows[i].sums.bytes(), rows[i].sums.events});
-  const bool by_bytes = m_figures.sizes_known && shown > 0 && rows.front().sums.bytes() > 0;
+  const bool by_bytes = shown > 0 && rows.front().sums.bytes() > 0;
+  // (Where no size is known at all, a 0 beside an empty cell says nothing either.)
+  auto known = [&](const Sums& s) { return s.bytes_known() && m_figures.totals.bytes_known(); };
   m_out << "<table class=\"partners\"><tr><th>" << (files ? "file" : "process")
         << "</th><th class=\"num\">read</th><th class=\"num\">written</th><th class=\"num\">events</th>"
            "<th class=\"num\">failed</th><th></th></tr>\n";
@@ -727,8 +742,8 @@ void Page::partner_table(const std::vector<Ranked>& rows, bool files) {
     m_out << "<tr data-partner=\"" << html_escape(files ? file_label(rows[i].id) : process_label(rows[i].id))
           << "\" data-events=\"" << s.events << "\"><td class=\"" << (files ? "path mono" : "path") << "\">"
           << html_escape(files ? file_label(rows[i].id) : process_label(rows[i].id)) << "</td><td class=\"num\">"
-          << (m_figures.sizes_known ? bytes_text(s.read_bytes) : "") << "</td><td class=\"num\">"
-          << (m_figures.sizes_known ? bytes_text(s.write_bytes) : "") << "</td><td class=\"num\">" << number(s.events)
+          << (known(s) ? bytes_text(s.read_bytes) : "") << "</td><td class=\"num\">"
+          << (known(s) ? bytes_text(s.write_bytes) : "") << "</td><td class=\"num\">" << number(s.events)
           << "</td><td class=\"num\">" << (s.failed ? number(*s.failed) : "")
           << "</td><td style=\"width:120px\"><span class=\"meter\" style=\"width:"
           << fixed(std::clamp(share, 0.0, 1.0) * 100) << "%\"></span></td></tr>\n";
@@ -898,13 +913,6 @@ std::string build_html_report(SQLite::Database& db, const HtmlReportRequest& req
   read_pairs(db, filters, figures);
   add_up(filters, figures);
   read_time(db, judged, figures);
-  figures.sizes_known = window_has_sizes(db, filters);
-  if (!figures.sizes_known) {
-    std::vector<Table> operations{figures.operations};
-    forget_unknown_bytes(operations);
-    figures.operations = operations.front();
-  }
-
   return Page(figures, judged).write(db);
 }
 

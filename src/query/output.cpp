@@ -192,15 +192,28 @@ bool is_bytes_column(const std::string& name) {
   return name == "bytes" || name == "size" || (name.size() > 6 && name.compare(name.size() - 6, 6, "_bytes") == 0);
 }
 
-bool forget_unknown_bytes(std::vector<Table>& results) {
-  bool had_bytes = false;
+KnownBytes known_bytes(const std::vector<Table>& results) {
+  bool column = false, empty = false, positive = false;
+  for (const Table& table : results)
+    for (std::size_t c = 0; c < table.columns.size(); ++c) {
+      const std::string& name = table.columns[c];
+      // (bytes and size are empty for operations that move none.)
+      if (name.size() <= 6 || name.compare(name.size() - 6, 6, "_bytes") != 0) continue;
+      column = true;
+      for (const auto& row : table.rows) {
+        empty = empty || row[c].type == Cell::Type::null;
+        positive = positive || (row[c].type == Cell::Type::integer && row[c].text != "0");
+      }
+    }
+  if (!column) return KnownBytes::no_column;
+  return !empty ? KnownBytes::all : positive ? KnownBytes::some : KnownBytes::unknown;
+}
+
+void forget_bytes(std::vector<Table>& results) {
   for (Table& table : results)
     for (std::size_t c = 0; c < table.columns.size(); ++c)
-      if (is_bytes_column(table.columns[c])) {
-        had_bytes = true;
+      if (is_bytes_column(table.columns[c]))
         for (auto& row : table.rows) row[c] = Cell{};
-      }
-  return had_bytes;
 }
 
 std::optional<OutputFormat> output_format_of_file(const std::string& path) {

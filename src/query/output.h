@@ -38,9 +38,15 @@ void show_local_times(std::vector<Table>& results, const UtcOffsetAt& offset_at)
 // A column of sizes in bytes (bytes, size, *_bytes, max_bytes): a table
 // shows them in KiB, MiB, GiB.
 bool is_bytes_column(const std::string& name);
-// Empties the byte columns of results (sizes no source recorded: unknown,
-// not 0); false when they have none.
-bool forget_unknown_bytes(std::vector<Table>& results);
+// How the byte totals of results (their *_bytes columns) are known: there
+// are none (no such column), all are, some are (a cell is empty: events
+// recorded without a size, by fanotify), or none is (cells are empty, and
+// no other holds more than 0).
+enum class KnownBytes { no_column, all, some, unknown };
+KnownBytes known_bytes(const std::vector<Table>& results);
+// Empties the byte columns of results (where nothing is known, a 0 beside
+// an empty cell says nothing either).
+void forget_bytes(std::vector<Table>& results);
 
 // shorten: tables shorten long paths (for a terminal; not for a file or a
 // pipe, where every value is whole).

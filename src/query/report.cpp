@@ -213,16 +213,6 @@ std::string prepare_filters(SQLite::Database& db, QueryFilters& filters, Params&
 }
 }  // namespace
 
-bool window_has_sizes(SQLite::Database& db, const QueryFilters& filters) {
-  // Sources whose events carry no sizes: collector_runs.source as they name themselves.
-  const std::string sql =
-      "SELECT count(*) FILTER (WHERE r.source != 'fanotify'), count(*) FILTER (WHERE r.source = 'fanotify') "
-      "FROM collector_runs AS r JOIN v_run_coverage AS c USING (run_id), bounds AS b "
-      "WHERE c.covered_from IS NOT NULL AND c.covered_until >= b.lo AND c.covered_from <= b.hi";
-  const Table runs = run_statements(db, {{"runs", sql}}, filters, {}).front();
-  return runs.rows.empty() || runs.rows[0][0].text != "0" || runs.rows[0][1].text == "0";
-}
-
 std::vector<Table> run_statements(SQLite::Database& db, const std::vector<ReportSection>& statements,
                                   QueryFilters filters, Params params, std::size_t max_rows) {
   if (!params.count("limit")) params["limit"] = std::to_string(no_limit);

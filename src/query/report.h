@@ -103,10 +103,6 @@ inline constexpr std::int64_t no_limit = INT64_MAX;
 std::vector<Table> run_statements(SQLite::Database& db, const std::vector<ReportSection>& statements,
                                   QueryFilters filters, Params params, std::size_t max_rows = SIZE_MAX);
 
-// False when the filters' window holds only runs of sources that record no
-// sizes (fanotify): the bytes of its events are unknown, not 0.
-bool window_has_sizes(SQLite::Database& db, const QueryFilters& filters);
-
 // How many rows a report has without its limit: what its result's
 // total_rows says, or its count statement run with the same filters and
 // params. exact is false when rows is a lower bound (listings with --op or

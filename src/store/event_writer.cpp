@@ -27,18 +27,20 @@ void bind_optional(SQLite::Statement& statement, int index, std::int64_t value, 
 // meets an existing one adds to it.
 struct ActivitySql {
   const OperationColumnsSql ops = operation_columns_sql();
-  const std::string counts = "events, failed, rows, first_id, last_id" + ops.names;
+  const std::string counts = "events, failed, rows, first_id, last_id, unsized" + ops.names;
   // rows is NULL while it equals events (see sql/0003_retention.sql).
   const std::string updates =
       "events = events + excluded.events, failed = failed + excluded.failed, "
       "rows = nullif(coalesce(rows, events) + coalesce(excluded.rows, excluded.events), events + excluded.events), "
-      "first_id = min(first_id, excluded.first_id), last_id = max(last_id, excluded.last_id)" +
+      "first_id = min(first_id, excluded.first_id), last_id = max(last_id, excluded.last_id), "
+      "unsized = unsized + excluded.unsized" +
       ops.sums;
-  const int count_columns = 5 + ops.count;
+  const int count_columns = 6 + ops.count;
 };
 
 // INSERT ... ON CONFLICT DO UPDATE adding every counter; parameters in the
-// order segment, process, file, events, failed, rows, first_id, last_id, then
+// order segment, process, file, events, failed, rows, first_id, last_id,
+// unsized, then
 // per op its count and, where it has one, its bytes.
 std::string activity_upsert_sql() {
   const ActivitySql sql;
@@ -53,7 +55,7 @@ std::string activity_upsert_sql() {
 std::string activity_merge_sql() {
   const ActivitySql sql;
   return "INSERT INTO activity (segment_id, process_id, file_id, " + sql.counts +
-         ") SELECT a.segment_id, a.process_id, ?1, a.events, a.failed, a.rows, a.first_id, a.last_id" +
+         ") SELECT a.segment_id, a.process_id, ?1, a.events, a.failed, a.rows, a.first_id, a.last_id, a.unsized" +
          operation_columns_sql("a.").names +
          " FROM segments s CROSS JOIN activity a INDEXED BY activity_by_segment_file ON a.segment_id = s.segment_id "
          "AND a.file_id = ?2 WHERE s.segment_id > ?3 ON CONFLICT (segment_id, process_id, file_id) DO UPDATE SET " +
@@ -64,10 +66,10 @@ std::string activity_merge_sql() {
 // no index by file: sql/0010).
 std::string hour_totals_merge_sql() {
   const OperationColumnsSql ops = operation_columns_sql();
-  const std::string counts = "events, failed" + ops.names;
+  const std::string counts = "events, failed, unsized" + ops.names;
   return "INSERT INTO hour_totals (hour, process_id, file_id, " + counts + ") SELECT hour, process_id, ?1, " + counts +
          " FROM hour_totals WHERE hour >= ?3 AND file_id = ?2 ON CONFLICT (hour, process_id, file_id) DO UPDATE SET "
-         "events = events + excluded.events, failed = failed + excluded.failed" +
+         "events = events + excluded.events, failed = failed + excluded.failed, unsized = unsized + excluded.unsized" +
          ops.sums;
 }
 
@@ -141,9 +143,9 @@ EventWriter::EventWriter(SQLite::Database& db, Catalog& catalog, SelfExclusion s
           "INSERT OR REPLACE INTO segments (segment_id, hour, first_id, last_id, min_time, max_time, events, slot) "
           "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
       m_upsert_minute(db,
-                      "INSERT INTO minute_totals (minute, op, events, bytes) VALUES (?, ?, ?, ?) "
+                      "INSERT INTO minute_totals (minute, op, events, bytes, unsized) VALUES (?, ?, ?, ?, ?) "
                       "ON CONFLICT (minute, op) DO UPDATE SET events = events + excluded.events, "
-                      "bytes = bytes + excluded.bytes"),
+                      "bytes = bytes + excluded.bytes, unsized = unsized + excluded.unsized"),
       m_find_file(db, "SELECT file_id FROM files WHERE path = ? ORDER BY file_id LIMIT 1"),
       m_find_unnamed_file(db,
                           "SELECT file_id FROM files WHERE path IS NULL AND nt_path IS NULL AND file_key IS NULL "
@@ -570,7 +572,8 @@ EventWriter::BatchCounts EventWriter::insert_events(const std::vector<FileEvent>
     const auto op = static_cast<std::size_t>(event.op);
     totals.count[op] += event.count;
     totals.bytes[op] += event.size > 0 ? event.size : 0;
-    if (event.size < 0 && activity_columns[op].bytes) totals.unsized += event.count;
+    const std::int64_t unsized = event.size < 0 && activity_columns[op].bytes ? event.count : 0;
+    totals.unsized += unsized;
     if (event.time >= minute_end) {  // the batch is in time order
       const std::int64_t minute = floor_div(event.time, ns_per_minute);
       m_minutes.push_back(MinuteTotals{minute});
@@ -578,6 +581,7 @@ EventWriter::BatchCounts EventWriter::insert_events(const std::vector<FileEvent>
     }
     m_minutes.back().count[op] += event.count;
     m_minutes.back().bytes[op] += event.size > 0 ? event.size : 0;
+    m_minutes.back().unsized[op] += unsized;
   }
   insert_pending();
   if (m_segment.id != 0) m_touched.push_back(m_segment);
@@ -615,6 +619,7 @@ void EventWriter::write_activity() {
     m_upsert_activity.bind(++index, totals.rows, totals.rows != totals.events);
     m_upsert_activity.bind(++index, totals.first_id);
     m_upsert_activity.bind(++index, totals.last_id);
+    m_upsert_activity.bind(++index, totals.unsized);
     for (int op = 0; op < op_count; ++op) {
       m_upsert_activity.bind(++index, totals.count[op]);
       if (activity_columns[op].bytes) m_upsert_activity.bind(++index, totals.bytes[op]);
@@ -671,6 +676,7 @@ void EventWriter::write_minutes() {
       m_upsert_minute.bind(2, op);
       m_upsert_minute.bind(3, minute.count[op]);
       m_upsert_minute.bind(4, minute.bytes[op]);
+      m_upsert_minute.bind(5, minute.unsized[op]);
       m_upsert_minute.exec();
       m_upsert_minute.reset();
     }

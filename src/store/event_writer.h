@@ -146,6 +146,7 @@ class EventWriter {
     std::int64_t minute = 0;  // minutes since epoch
     std::int64_t count[op_count] = {};
     std::int64_t bytes[op_count] = {};
+    std::int64_t unsized[op_count] = {};  // events without a size, of operations that move bytes
   };
 
   // Events of this run still kept whose file has a name (named) or has none.

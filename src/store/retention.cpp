@@ -19,11 +19,11 @@ namespace {
 // rows that exist.
 std::string fold_sql() {
   const OperationColumnsSql ops = operation_columns_sql(), selected = operation_columns_sql("a.");
-  return "INSERT INTO hour_totals (hour, process_id, file_id, events, failed" + ops.names +
-         ") SELECT s.hour, a.process_id, a.file_id, a.events, a.failed" + selected.names +
+  return "INSERT INTO hour_totals (hour, process_id, file_id, events, failed, unsized" + ops.names +
+         ") SELECT s.hour, a.process_id, a.file_id, a.events, a.failed, a.unsized" + selected.names +
          " FROM activity a JOIN segments s ON s.segment_id = a.segment_id WHERE a.segment_id = ?1"
          " ON CONFLICT (hour, process_id, file_id) DO UPDATE SET events = events + excluded.events, "
-         "failed = failed + excluded.failed" +
+         "failed = failed + excluded.failed, unsized = unsized + excluded.unsized" +
          ops.sums;
 }
 
