@@ -48,3 +48,36 @@ WHERE op IN (0, 1, 10, 11, 14, 15)  -- read, write, disk_read, disk_write, pagin
     SELECT 1 FROM collector_runs AS o
     WHERE o.source != 'fanotify'
       AND o.first_event_at < (minute + 1) * 60000000000 AND o.last_event_at >= minute * 60000000000);
+
+-- The browsing totals (sql/0021) were made from those rows with unsized 0;
+-- what the writer folded since counted them. Each row takes the larger.
+WITH rows(process_id, file_id, unsized) AS (
+  SELECT process_id, file_id, unsized FROM activity
+  WHERE EXISTS (SELECT 1 FROM collector_runs WHERE source = 'fanotify') AND unsized > 0
+  UNION ALL
+  SELECT process_id, file_id, unsized FROM hour_totals
+  WHERE EXISTS (SELECT 1 FROM collector_runs WHERE source = 'fanotify') AND unsized > 0),
+pairs(process_id, file_id, unsized) AS (
+  SELECT process_id, file_id, sum(unsized) FROM rows GROUP BY process_id, file_id)
+UPDATE process_file_totals SET unsized = max(process_file_totals.unsized, p.unsized)
+FROM pairs AS p WHERE p.process_id = process_file_totals.process_id AND p.file_id = process_file_totals.file_id;
+
+WITH rows(file_id, unsized) AS (
+  SELECT file_id, unsized FROM activity
+  WHERE EXISTS (SELECT 1 FROM collector_runs WHERE source = 'fanotify') AND unsized > 0
+  UNION ALL
+  SELECT file_id, unsized FROM hour_totals
+  WHERE EXISTS (SELECT 1 FROM collector_runs WHERE source = 'fanotify') AND unsized > 0),
+files(file_id, unsized) AS (SELECT file_id, sum(unsized) FROM rows GROUP BY file_id)
+UPDATE file_totals SET unsized = max(file_totals.unsized, f.unsized)
+FROM files AS f WHERE f.file_id = file_totals.file_id;
+
+WITH rows(process_id, unsized) AS (
+  SELECT process_id, unsized FROM activity
+  WHERE EXISTS (SELECT 1 FROM collector_runs WHERE source = 'fanotify') AND unsized > 0
+  UNION ALL
+  SELECT process_id, unsized FROM hour_totals
+  WHERE EXISTS (SELECT 1 FROM collector_runs WHERE source = 'fanotify') AND unsized > 0),
+processes(process_id, unsized) AS (SELECT process_id, sum(unsized) FROM rows GROUP BY process_id)
+UPDATE process_totals SET unsized = max(process_totals.unsized, p.unsized)
+FROM processes AS p WHERE p.process_id = process_totals.process_id;

@@ -129,6 +129,8 @@ TEST_CASE("a database written before sizes were counted learns which events of f
   {
     SQLite::Database db(fixture.path(), SQLite::OPEN_READWRITE);
     db.exec("UPDATE collector_runs SET source = 'fanotify'");  // what such a database holds
+    for (const char* table : {"file_totals", "process_totals", "process_file_totals"})
+      db.exec(std::string("UPDATE ") + table + " SET unsized = 0");
     for (const char* table : {"activity", "hour_totals", "minute_totals"})
       db.exec(std::string("ALTER TABLE ") + table + " DROP COLUMN unsized");
     db.exec("PRAGMA user_version = 21");
@@ -136,6 +138,12 @@ TEST_CASE("a database written before sizes were counted learns which events of f
   { WriteDatabase migrated(fixture.path()); }
   CHECK(fixture.rows("top-files") == before);
   CHECK(fixture.run("summary")[1] == Rows{"12|NULL|NULL|3|5|0"});
+  for (const char* view : {"v_file_totals", "v_process_totals", "v_process_file_totals"}) {
+    INFO(view);
+    CHECK(fixture.db().execAndGet(std::string("SELECT count(*) FROM ") + view + " WHERE read_bytes = 0").getInt() == 0);
+    CHECK(fixture.db().execAndGet(std::string("SELECT count(*) FROM ") + view + " WHERE read_bytes IS NULL").getInt() >
+          0);
+  }
 }
 
 TEST_CASE("top-processes ranks processes by bytes moved", "[reports]") {

@@ -305,6 +305,7 @@ TEST_CASE("a file named late that already has a row under that name ends up as o
             .getString() == "C:\\Users\\ada\\notes.txt 5 2 350");  // 250 by app.exe, 100 by other.exe
   CHECK(f.db().execAndGet("SELECT group_concat(files) FROM process_totals").getString() == "1,1");
   CHECK(f.count("SELECT count(*) FROM process_file_totals") == 2);
+  CHECK(f.count("SELECT pairs FROM totals_folded") == 2);
 }
 
 TEST_CASE("the writer never records its own process or its own database files", "[writer]") {

@@ -25,14 +25,17 @@ struct TotalsSql {
 };
 
 // INSERT ... ON CONFLICT DO UPDATE adding one row's counters; parameters: the
-// key columns, then the counting columns in TotalsSql's order (bind_totals).
-std::string totals_upsert_sql(const std::string& table, const std::string& key) {
+// key columns, then the counting columns in TotalsSql's order (bind_totals),
+// then the partners new to the row (files of a process, processes of a
+// file), when it has such a column.
+std::string totals_upsert_sql(const std::string& table, const std::string& key, const std::string& partners = "") {
   const TotalsSql sql;
   std::string values;
   const int keys = static_cast<int>(std::count(key.begin(), key.end(), ',')) + 1;
-  for (int i = 0; i < keys + sql.count_columns; ++i) values += i ? ", ?" : "?";
-  return "INSERT INTO " + table + " (" + key + ", " + sql.counts + ") VALUES (" + values + ") ON CONFLICT (" + key +
-         ") DO UPDATE SET " + sql.updates;
+  for (int i = 0; i < keys + sql.count_columns + !partners.empty(); ++i) values += i ? ", ?" : "?";
+  return "INSERT INTO " + table + " (" + key + ", " + sql.counts + (partners.empty() ? "" : ", " + partners) +
+         ") VALUES (" + values + ") ON CONFLICT (" + key + ") DO UPDATE SET " + sql.updates +
+         (partners.empty() ? "" : ", " + partners + " = " + partners + " + excluded." + partners);
 }
 
 void bind_totals(SQLite::Statement& statement, int index, const OperationTotals& totals) {
@@ -64,10 +67,11 @@ void OperationTotals::add(const OperationTotals& other) {
 
 BrowsingTotals::BrowsingTotals(SQLite::Database& db)
     : m_db(db),
-      m_upsert_file(db, totals_upsert_sql("file_totals", "file_id")),
-      m_upsert_process(db, totals_upsert_sql("process_totals", "process_id")),
+      m_upsert_file(db, totals_upsert_sql("file_totals", "file_id", "processes")),
+      m_upsert_process(db, totals_upsert_sql("process_totals", "process_id", "files")),
       m_upsert_pair(db, totals_upsert_sql("process_file_totals", "process_id, file_id")),
-      m_set_through(db, "UPDATE totals_folded SET through_id = max(through_id, ?)") {}
+      m_has_pair(db, "SELECT 1 FROM process_file_totals WHERE process_id = ? AND file_id = ?"),
+      m_set_through(db, "UPDATE totals_folded SET through_id = max(through_id, ?), pairs = pairs + ?") {}
 
 std::size_t BrowsingTotals::KeyHash::operator()(const std::pair<std::int64_t, std::int64_t>& key) const noexcept {
   std::uint64_t h = static_cast<std::uint64_t>(key.first) * 0x9E3779B97F4A7C15ull;
@@ -149,10 +153,10 @@ void BrowsingTotals::catch_up() {
 
 void BrowsingTotals::upsert(std::vector<Pair>& pairs, std::int64_t through_id) {
   // Each table's rows summed by key and written in key order, as they lie in
-  // its B-tree. Files and processes first: a new pair's trigger counts it in
-  // both rows.
+  // its B-tree. The pairs first: those new to the table are new partners of
+  // their file and process, counted into those rows as they are written.
   using Key = std::pair<std::int64_t, std::int64_t>;
-  auto sum_by = [&](auto key_of, SQLite::Statement& upsert, int keys) {
+  auto sum_by = [&](auto key_of) {
     std::sort(pairs.begin(), pairs.end(), [&](const Pair& a, const Pair& b) { return key_of(a) < key_of(b); });
     m_merged.clear();
     for (const Pair& pair : pairs) {
@@ -161,19 +165,49 @@ void BrowsingTotals::upsert(std::vector<Pair>& pairs, std::int64_t through_id) {
       else
         m_merged.back().second.add(*pair.totals);
     }
-    for (const auto& [key, totals] : m_merged) {
-      upsert.reset();
-      upsert.bind(1, key.first);
-      if (keys == 2) upsert.bind(2, key.second);
-      bind_totals(upsert, keys, totals);
-      upsert.exec();
-    }
   };
-  sum_by([](const Pair& p) { return Key{p.file_id, 0}; }, m_upsert_file, 1);
-  sum_by([](const Pair& p) { return Key{p.process_id, 0}; }, m_upsert_process, 1);
-  sum_by([](const Pair& p) { return Key{p.process_id, p.file_id}; }, m_upsert_pair, 2);
+  auto write = [&](SQLite::Statement& upsert, const Key& key, int keys, const OperationTotals& totals) {
+    upsert.reset();
+    upsert.bind(1, key.first);
+    if (keys == 2) upsert.bind(2, key.second);
+    bind_totals(upsert, keys, totals);
+  };
+  m_new_partners_of_file.clear();
+  m_new_partners_of_process.clear();
+  std::int64_t new_pairs = 0;
+  sum_by([](const Pair& p) { return Key{p.process_id, p.file_id}; });
+  for (const auto& [key, totals] : m_merged) {
+    m_has_pair.reset();
+    m_has_pair.bind(1, key.first);
+    m_has_pair.bind(2, key.second);
+    if (!m_has_pair.executeStep()) {
+      ++m_new_partners_of_process[key.first];
+      ++m_new_partners_of_file[key.second];
+      ++new_pairs;
+    }
+    write(m_upsert_pair, key, 2, totals);
+    m_upsert_pair.exec();
+  }
+  const int partners_index = 1 + TotalsSql().count_columns + 1;
+  auto new_partners = [](const auto& counts, std::int64_t id) -> std::int64_t {
+    const auto found = counts.find(id);
+    return found == counts.end() ? 0 : found->second;
+  };
+  sum_by([](const Pair& p) { return Key{p.file_id, 0}; });
+  for (const auto& [key, totals] : m_merged) {
+    write(m_upsert_file, key, 1, totals);
+    m_upsert_file.bind(partners_index, new_partners(m_new_partners_of_file, key.first));
+    m_upsert_file.exec();
+  }
+  sum_by([](const Pair& p) { return Key{p.process_id, 0}; });
+  for (const auto& [key, totals] : m_merged) {
+    write(m_upsert_process, key, 1, totals);
+    m_upsert_process.bind(partners_index, new_partners(m_new_partners_of_process, key.first));
+    m_upsert_process.exec();
+  }
   m_set_through.reset();
   m_set_through.bind(1, through_id);
+  m_set_through.bind(2, new_pairs);
   m_set_through.exec();
 }
 
@@ -181,17 +215,22 @@ void BrowsingTotals::merge_file(std::int64_t from, std::int64_t into) {
   const TotalsSql totals_sql;
   const std::string& counts = totals_sql.counts;
   const std::string& sums = totals_sql.updates;
-  // The file's row first, so that the pairs' trigger counts them into it.
+  // A process of from that into has too is one file fewer for it, and one
+  // pair fewer; the others are new processes of into. Counted before the
+  // pairs move.
+  const std::string shared =
+      "FROM process_file_totals a WHERE a.file_id = ?2 AND EXISTS (SELECT 1 FROM process_file_totals b "
+      "WHERE b.process_id = a.process_id AND b.file_id = ?1)";
   for (const std::string& sql : {
            "INSERT INTO file_totals (file_id, " + counts + ") SELECT ?1, " + counts +
                " FROM file_totals WHERE file_id = ?2 ON CONFLICT (file_id) DO UPDATE SET " + sums,
+           "UPDATE file_totals SET processes = processes + (SELECT count(*) FROM process_file_totals WHERE file_id = "
+           "?2) - (SELECT count(*) " +
+               shared + ") WHERE file_id = ?1",
+           "UPDATE process_totals SET files = files - 1 WHERE process_id IN (SELECT a.process_id " + shared + ")",
+           "UPDATE totals_folded SET pairs = pairs - (SELECT count(*) " + shared + ")",
            "INSERT INTO process_file_totals (process_id, file_id, " + counts + ") SELECT process_id, ?1, " + counts +
                " FROM process_file_totals WHERE file_id = ?2 ON CONFLICT (process_id, file_id) DO UPDATE SET " + sums,
-           // The pairs of from go: no trigger counts them out.
-           std::string("UPDATE process_totals SET files = files - 1 WHERE process_id IN "
-                       "(SELECT process_id FROM process_file_totals WHERE file_id = ?2)"),
-           std::string("UPDATE totals_folded SET pairs = pairs - "
-                       "(SELECT count(*) FROM process_file_totals WHERE file_id = ?2)"),
            std::string("DELETE FROM process_file_totals WHERE file_id = ?2"),
            std::string("DELETE FROM file_totals WHERE file_id = ?2"),
        }) {
@@ -218,6 +257,7 @@ void BrowsingTotals::reset() {
   m_upsert_file.tryReset();
   m_upsert_process.tryReset();
   m_upsert_pair.tryReset();
+  m_has_pair.tryReset();
 }
 
 }  // namespace etwaudit

@@ -93,6 +93,7 @@ class BrowsingTotals {
   SQLite::Statement m_upsert_file;
   SQLite::Statement m_upsert_process;
   SQLite::Statement m_upsert_pair;
+  SQLite::Statement m_has_pair;
   SQLite::Statement m_set_through;
   std::chrono::milliseconds m_interval{5000};
   std::size_t m_hold_limit = 32768;
@@ -102,6 +103,8 @@ class BrowsingTotals {
   std::unordered_map<std::pair<std::int64_t, std::int64_t>, OperationTotals, KeyHash> m_held;
   std::vector<Pair> m_scratch;                                                              // held and batch together
   std::vector<std::pair<std::pair<std::int64_t, std::int64_t>, OperationTotals>> m_merged;  // sums by key
+  // In a fold: the pairs new to the table, by file and by process.
+  std::unordered_map<std::int64_t, std::int64_t> m_new_partners_of_file, m_new_partners_of_process;
 };
 
 }  // namespace etwaudit
