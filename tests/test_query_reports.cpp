@@ -131,6 +131,7 @@ TEST_CASE("a database written before sizes were counted learns which events of f
     db.exec("UPDATE collector_runs SET source = 'fanotify'");  // what such a database holds
     for (const char* table : {"file_totals", "process_totals", "process_file_totals"})
       db.exec(std::string("UPDATE ") + table + " SET unsized = 0");
+    db.exec("DROP INDEX minute_totals_unsized");
     for (const char* table : {"activity", "hour_totals", "minute_totals"})
       db.exec(std::string("ALTER TABLE ") + table + " DROP COLUMN unsized");
     db.exec("PRAGMA user_version = 21");

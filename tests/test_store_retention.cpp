@@ -449,6 +449,7 @@ TEST_CASE("a schema v4 database, which counted failed operations as the others, 
         "DROP TABLE file_totals; DROP TABLE process_totals; DROP TABLE process_file_totals; "
         "DROP TABLE totals_folded");                                                   // (v21)
     db.exec("DROP TABLE identity; DROP TABLE destinations; DROP TABLE name_changes");  // (schema v16, v18)
+    db.exec("DROP INDEX minute_totals_unsized");
     for (const char* table : {"activity", "hour_totals", "minute_totals"})
       db.exec(std::string("ALTER TABLE ") + table + " DROP COLUMN unsized");  // (schema v22)
     for (const char* table : {"activity", "hour_totals"})

@@ -9,8 +9,10 @@ FROM (
          -- NULL where the events had no sizes (fanotify), 0 where there were none
          coalesce(sum(read_bytes), CASE WHEN sum(reads) = 0 THEN 0 END)   AS read_bytes,
          coalesce(sum(write_bytes), CASE WHEN sum(writes) = 0 THEN 0 END) AS write_bytes,
-         coalesce(sum(coalesce(disk_read_bytes + disk_write_bytes, disk_read_bytes, disk_write_bytes)),
-                  CASE WHEN sum(disk_reads + disk_writes) = 0 THEN 0 END) AS disk_bytes,
+         -- (every source that sees disk I/O sizes it; disk_reads and disk_writes,
+         -- far into the row, are not read)
+         coalesce(sum(disk_read_bytes) + sum(disk_write_bytes), sum(disk_read_bytes), sum(disk_write_bytes), 0)
+                                                                          AS disk_bytes,
          sum(events)                                  AS events,
          sum(failed)                                  AS failed,
          count(DISTINCT CASE WHEN events > 0 OR (:failed_only AND failed > 0) THEN file_id END) AS files,

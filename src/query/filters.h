@@ -83,6 +83,9 @@ struct QueryFilters {
   // program, or other files whose names differ only in case.
   std::optional<std::int64_t> process_id;
   std::optional<std::int64_t> file_id;
+  // The window holds events without a size (fanotify's): windowed_activity
+  // then checks each row's bytes (see judge_sizes).
+  bool unsized = true;
 
   // A filter on the process row (--process, --user, process_id).
   bool by_process() const { return process || user || process_id; }
@@ -123,6 +126,10 @@ std::int64_t files_below_folder(SQLite::Database& db, const std::string& glob, s
 std::string below_folder(const std::string& folder);
 // A path argument ending in a separator means everything below it.
 std::string path_argument(const std::string& value);
+
+// Sets filters.unsized from the minutes of the window that hold events
+// without a size (minute_totals.unsized, through its partial index).
+void judge_sizes(SQLite::Database& db, QueryFilters& filters);
 
 // Makes db ready for queries: the functions reports use (sql_functions.h)
 // and a guard that refuses anything but reading, with a message that says

@@ -205,6 +205,7 @@ void take_total_column(Table& table, const std::string& name) {
 std::string prepare_filters(SQLite::Database& db, QueryFilters& filters, Params& params) {
   try {
     judge_path_breadth(db, filters);
+    judge_sizes(db, filters);
   } catch (const SQLite::Exception& e) {
     throw Error(std::string("query failed: ") + e.what());
   }
