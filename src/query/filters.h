@@ -23,8 +23,10 @@
 //                             rows: always add them up. Columns segment_id,
 //                             hour, process_id, file_id, events, failed and
 //                             the per-operation columns of activity (unselected
-//                             --op operations are 0). An operation's bytes are
-//                             NULL where none of its events had a size (none
+//                             --op operations are 0, their bytes NULL). Where
+//                             the window holds events without a size
+//                             (QueryFilters::unsized), an operation's bytes
+//                             are NULL where none of its events had one (none
 //                             in the row, or fanotify's: sql/0022), so sum()
 //                             is NULL where nothing is known. events and the
 //                             per-operation columns leave out the operations
