@@ -33,9 +33,10 @@ std::string activity_events(const QueryFilters& filters, const std::string& sour
 // Activity's per-op columns as `expression AS column`, with unselected ops 0.
 // The failed events are one count of every operation: with --op, unknown (NULL).
 // With --failed, only they count: the other columns are 0.
-// An operation's bytes are NULL where none of its events had a size: where
-// the row has none of them, or where all its events that move bytes lack
-// one (sql/0022: a row's source sizes them all or none).
+// Where the window holds events without a size (filters.unsized), an
+// operation's bytes are NULL where none of its events had one: where the row
+// has none of them, or where all its events that move bytes lack one
+// (sql/0022: a row's source sizes them all or none).
 std::string activity_select_list(const QueryFilters& filters, const std::string& source) {
   auto selected = [&](Op op) {
     return !filters.failed_only &&

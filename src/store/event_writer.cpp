@@ -40,8 +40,7 @@ struct ActivitySql {
 
 // INSERT ... ON CONFLICT DO UPDATE adding every counter; parameters in the
 // order segment, process, file, events, failed, rows, first_id, last_id,
-// unsized, then
-// per op its count and, where it has one, its bytes.
+// unsized, then per op its count and, where it has one, its bytes.
 std::string activity_upsert_sql() {
   const ActivitySql sql;
   std::string values = "?, ?, ?";
