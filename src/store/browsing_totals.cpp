@@ -156,17 +156,26 @@ void BrowsingTotals::upsert(std::vector<Pair>& pairs, std::int64_t through_id) {
   // its B-tree. The pairs first: those new to the table are new partners of
   // their file and process, counted into those rows as they are written.
   using Key = std::pair<std::int64_t, std::int64_t>;
-  auto sum_by = [&](auto key_of) {
+  // Calls write(key, totals) with the sum of each run of pairs with one key
+  // (no copy of the many keys that have a single pair).
+  auto for_each_sum = [&](auto key_of, auto write) {
     std::sort(pairs.begin(), pairs.end(), [&](const Pair& a, const Pair& b) { return key_of(a) < key_of(b); });
-    m_merged.clear();
-    for (const Pair& pair : pairs) {
-      if (m_merged.empty() || m_merged.back().first != key_of(pair))
-        m_merged.emplace_back(key_of(pair), *pair.totals);
-      else
-        m_merged.back().second.add(*pair.totals);
+    OperationTotals sum;
+    for (std::size_t i = 0; i < pairs.size();) {
+      const Key key = key_of(pairs[i]);
+      std::size_t end = i + 1;
+      while (end < pairs.size() && key_of(pairs[end]) == key) ++end;
+      if (end == i + 1) {
+        write(key, *pairs[i].totals);
+      } else {
+        sum = *pairs[i].totals;
+        for (std::size_t j = i + 1; j < end; ++j) sum.add(*pairs[j].totals);
+        write(key, sum);
+      }
+      i = end;
     }
   };
-  auto write = [&](SQLite::Statement& upsert, const Key& key, int keys, const OperationTotals& totals) {
+  auto bind = [&](SQLite::Statement& upsert, const Key& key, int keys, const OperationTotals& totals) {
     upsert.reset();
     upsert.bind(1, key.first);
     if (keys == 2) upsert.bind(2, key.second);
@@ -175,8 +184,10 @@ void BrowsingTotals::upsert(std::vector<Pair>& pairs, std::int64_t through_id) {
   m_new_partners_of_file.clear();
   m_new_partners_of_process.clear();
   std::int64_t new_pairs = 0;
-  sum_by([](const Pair& p) { return Key{p.process_id, p.file_id}; });
-  for (const auto& [key, totals] : m_merged) {
+  auto by_pair = [](const Pair& p) { return Key{p.process_id, p.file_id}; };
+  auto by_file = [](const Pair& p) { return Key{p.file_id, 0}; };
+  auto by_process = [](const Pair& p) { return Key{p.process_id, 0}; };
+  for_each_sum(by_pair, [&](const Key& key, const OperationTotals& totals) {
     m_has_pair.reset();
     m_has_pair.bind(1, key.first);
     m_has_pair.bind(2, key.second);
@@ -185,26 +196,21 @@ void BrowsingTotals::upsert(std::vector<Pair>& pairs, std::int64_t through_id) {
       ++m_new_partners_of_file[key.second];
       ++new_pairs;
     }
-    write(m_upsert_pair, key, 2, totals);
+    bind(m_upsert_pair, key, 2, totals);
     m_upsert_pair.exec();
-  }
+  });
   const int partners_index = 1 + TotalsSql().count_columns + 1;
-  auto new_partners = [](const auto& counts, std::int64_t id) -> std::int64_t {
-    const auto found = counts.find(id);
-    return found == counts.end() ? 0 : found->second;
+  // (Pointers: the lambda it returns outlives the call.)
+  auto write_with_partners = [&](SQLite::Statement* upsert, const auto* new_partners) {
+    return [&, upsert, new_partners](const Key& key, const OperationTotals& totals) {
+      bind(*upsert, key, 1, totals);
+      const auto found = new_partners->find(key.first);
+      upsert->bind(partners_index, found == new_partners->end() ? std::int64_t{0} : found->second);
+      upsert->exec();
+    };
   };
-  sum_by([](const Pair& p) { return Key{p.file_id, 0}; });
-  for (const auto& [key, totals] : m_merged) {
-    write(m_upsert_file, key, 1, totals);
-    m_upsert_file.bind(partners_index, new_partners(m_new_partners_of_file, key.first));
-    m_upsert_file.exec();
-  }
-  sum_by([](const Pair& p) { return Key{p.process_id, 0}; });
-  for (const auto& [key, totals] : m_merged) {
-    write(m_upsert_process, key, 1, totals);
-    m_upsert_process.bind(partners_index, new_partners(m_new_partners_of_process, key.first));
-    m_upsert_process.exec();
-  }
+  for_each_sum(by_file, write_with_partners(&m_upsert_file, &m_new_partners_of_file));
+  for_each_sum(by_process, write_with_partners(&m_upsert_process, &m_new_partners_of_process));
   m_set_through.reset();
   m_set_through.bind(1, through_id);
   m_set_through.bind(2, new_pairs);

@@ -101,8 +101,7 @@ class BrowsingTotals {
   std::chrono::steady_clock::time_point m_last_fold = std::chrono::steady_clock::now();
   // (process, file) -> what was committed since the last fold
   std::unordered_map<std::pair<std::int64_t, std::int64_t>, OperationTotals, KeyHash> m_held;
-  std::vector<Pair> m_scratch;                                                              // held and batch together
-  std::vector<std::pair<std::pair<std::int64_t, std::int64_t>, OperationTotals>> m_merged;  // sums by key
+  std::vector<Pair> m_scratch;  // held and batch together
   // In a fold: the pairs new to the table, by file and by process.
   std::unordered_map<std::int64_t, std::int64_t> m_new_partners_of_file, m_new_partners_of_process;
 };
