@@ -55,33 +55,26 @@ WHERE op IN (0, 1, 10, 11, 14, 15)  -- read, write, disk_read, disk_write, pagin
 
 -- The browsing totals (sql/0021) were made from those rows with unsized 0;
 -- what the writer folded since counted them. Each row takes the larger.
-WITH rows(process_id, file_id, unsized) AS (
-  SELECT process_id, file_id, unsized FROM activity
-  WHERE EXISTS (SELECT 1 FROM collector_runs WHERE source = 'fanotify') AND unsized > 0
+-- The marked rows summed per pair once (none without a fanotify run), then
+-- per file and per process from those sums.
+CREATE TEMP TABLE unsized_pairs AS
+SELECT process_id, file_id, sum(unsized) AS unsized FROM (
+  SELECT process_id, file_id, unsized FROM activity WHERE unsized > 0
   UNION ALL
-  SELECT process_id, file_id, unsized FROM hour_totals
-  WHERE EXISTS (SELECT 1 FROM collector_runs WHERE source = 'fanotify') AND unsized > 0),
-pairs(process_id, file_id, unsized) AS (
-  SELECT process_id, file_id, sum(unsized) FROM rows GROUP BY process_id, file_id)
+  SELECT process_id, file_id, unsized FROM hour_totals WHERE unsized > 0)
+WHERE EXISTS (SELECT 1 FROM collector_runs WHERE source = 'fanotify')
+GROUP BY process_id, file_id;
+
 UPDATE process_file_totals SET unsized = max(process_file_totals.unsized, p.unsized)
-FROM pairs AS p WHERE p.process_id = process_file_totals.process_id AND p.file_id = process_file_totals.file_id;
+FROM unsized_pairs AS p
+WHERE p.process_id = process_file_totals.process_id AND p.file_id = process_file_totals.file_id;
 
-WITH rows(file_id, unsized) AS (
-  SELECT file_id, unsized FROM activity
-  WHERE EXISTS (SELECT 1 FROM collector_runs WHERE source = 'fanotify') AND unsized > 0
-  UNION ALL
-  SELECT file_id, unsized FROM hour_totals
-  WHERE EXISTS (SELECT 1 FROM collector_runs WHERE source = 'fanotify') AND unsized > 0),
-files(file_id, unsized) AS (SELECT file_id, sum(unsized) FROM rows GROUP BY file_id)
 UPDATE file_totals SET unsized = max(file_totals.unsized, f.unsized)
-FROM files AS f WHERE f.file_id = file_totals.file_id;
+FROM (SELECT file_id, sum(unsized) AS unsized FROM unsized_pairs GROUP BY file_id) AS f
+WHERE f.file_id = file_totals.file_id;
 
-WITH rows(process_id, unsized) AS (
-  SELECT process_id, unsized FROM activity
-  WHERE EXISTS (SELECT 1 FROM collector_runs WHERE source = 'fanotify') AND unsized > 0
-  UNION ALL
-  SELECT process_id, unsized FROM hour_totals
-  WHERE EXISTS (SELECT 1 FROM collector_runs WHERE source = 'fanotify') AND unsized > 0),
-processes(process_id, unsized) AS (SELECT process_id, sum(unsized) FROM rows GROUP BY process_id)
 UPDATE process_totals SET unsized = max(process_totals.unsized, p.unsized)
-FROM processes AS p WHERE p.process_id = process_totals.process_id;
+FROM (SELECT process_id, sum(unsized) AS unsized FROM unsized_pairs GROUP BY process_id) AS p
+WHERE p.process_id = process_totals.process_id;
+
+DROP TABLE unsized_pairs;
